@@ -1,0 +1,165 @@
+"""The ``grade`` command line (DESIGN §7).
+
+Exit status: 0 when every check passed, 1 when some check failed, 2 on a usage error or a
+failure of the grader itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "gradescope", "github", "junit")
+SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit status 2."""
+
+
+def add_grading_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=None, help="draw other examples (default: fixed)")
+    p.add_argument(
+        "--max-examples", type=int, default=None, metavar="N",
+        help="examples per check (default: each check's own)",
+    )
+    p.add_argument("--call-timeout", type=float, default=None, metavar="S",
+                   help="seconds one call into student code may take")
+    p.add_argument("--exercise-budget", type=float, default=None, metavar="S",
+                   help="seconds all checks of one exercise may take")
+    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
+                   help="memory a worker may use")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run workers as plain subprocesses, without OS isolation")
+    p.add_argument("--strict-sandbox", action="store_true",
+                   help="refuse to grade when a sandbox layer is unavailable")
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="grade",
+        description="Grade the chapter 3-4 exercises. Other commands: "
+        "grade batch | merge | release | notebook | gradescope (see grade COMMAND -h).",
+    )
+    p.add_argument("path", nargs="?", default=".", type=Path,
+                   help="a folder with exercises/, or a notebook (default: .)")
+    p.add_argument("-e", "--exercise", action="append", dest="exercises", metavar="ID",
+                   help="grade only this exercise (3.1 ... 4.3); repeatable")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON result here")
+    p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="what to print on stdout (default: text)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="show every failure's counterexample and snippet")
+    add_grading_options(p)
+    return p
+
+
+def limits_from(args: argparse.Namespace):
+    from grader.launcher import Limits
+
+    changes = {
+        "call_timeout_s": args.call_timeout,
+        "exercise_budget_s": args.exercise_budget,
+        "memory_mb": args.memory_mb,
+    }
+    return Limits(**{k: v for k, v in changes.items() if v is not None})
+
+
+def starter_from(args: argparse.Namespace):
+    """The worker starter the options ask for (``None``: the judge's default)."""
+    if args.no_sandbox:
+        from grader.launcher import start_spawn
+
+        return start_spawn
+    if args.strict_sandbox:
+        from grader.sandbox import default_starter
+
+        return default_starter(strict=True)
+    return None
+
+
+def emit(result, args: argparse.Namespace) -> None:
+    """Write the result in the requested format(s)."""
+    from grader import report_text
+
+    if args.json:
+        args.json.write_text(result.to_json() + "\n", encoding="utf-8")
+    if args.html:
+        from grader.report_html import write_html
+
+        write_html(result, args.html)
+    if args.format == "text":
+        report_text.write(result, sys.stdout, verbose=args.verbose)
+    elif args.format == "json":
+        sys.stdout.write(result.to_json() + "\n")
+    else:
+        from grader import formats
+
+        formats.emit(args.format, result, sys.stdout)
+
+
+def run_grade(argv: list[str]) -> int:
+    args = grade_parser().parse_args(argv)
+    from grader import registry
+    from grader.judge import grade
+    from grader.properties import DEFAULT_SEED
+    from grader.submission import SubmissionError, load_submission
+
+    try:
+        registry.select(args.exercises)
+    except KeyError as exc:
+        raise UsageError(f"unknown exercise {exc.args[0]!r}; choose from "
+                         + ", ".join(e.id for e in registry.EXERCISES)) from None
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
+    try:
+        submission = load_submission(args.path)
+    except SubmissionError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        result = grade(
+            submission,
+            args.exercises,
+            seed=DEFAULT_SEED if args.seed is None else args.seed,
+            max_examples=args.max_examples,
+            limits=limits_from(args),
+            start=starter_from(args),
+        )
+    finally:
+        submission.cleanup()
+    emit(result, args)
+    return EXIT_PASSED if result.all_passed else EXIT_FAILED
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            import importlib
+
+            module = importlib.import_module(f"grader.commands.{argv[0]}")
+            code = module.main(argv[1:])
+        else:
+            code = run_grade(argv)
+    except UsageError as exc:
+        print(f"grade: error: {exc}", file=sys.stderr)
+        code = EXIT_USAGE
+    except KeyboardInterrupt:
+        print("grade: interrupted", file=sys.stderr)
+        code = EXIT_USAGE
+    except Exception as exc:  # a bug of ours: say so in one line, never a traceback wall
+        print(f"grade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = EXIT_USAGE
+    sys.stdout.flush()
+    return code
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,1 @@
+"""Sub-commands of ``grade``: each module exposes ``main(argv) -> int`` (exit status)."""

@@ -1,0 +1,163 @@
+"""The judge: grades one submission by running every exercise's checks against its worker.
+
+The judge holds the reference models and the hypothesis strategies, builds every input and
+makes every comparison; student code runs only in the workers (DESIGN §5).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+import grader
+from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost, start_spawn
+from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
+from grader.registry import Exercise, select
+from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.submission import Submission
+
+Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
+
+
+def checks_for(exercise: Exercise) -> list[Check]:
+    return importlib.import_module(f"grader.checks.{exercise.module}").CHECKS
+
+
+def _unrun(checks: list[Check], message: str) -> list[CheckResult]:
+    return [CheckResult(c.name, 0.0, c.points, False, message) for c in checks]
+
+
+def _import_failure(info: dict) -> str:
+    if info.get("type") == "SyntaxError" or info.get("type") == "IndentationError":
+        return (
+            f"your file does not parse: {info['type']}: {info.get('message', '')} "
+            f"(in {info.get('file', '?')}, line {info.get('line', '?')}: {info.get('code', '')})"
+        )
+    return "importing your file failed: " + explain_student_error(info)
+
+
+def _finish(
+    exercise: Exercise, status: str, results: list[CheckResult], scale: float
+) -> ExerciseResult:
+    for r in results:
+        r.points, r.max_points = r.points * scale, r.max_points * scale
+    score = round(sum(r.points for r in results), 6)
+    if status == "failed" and all(r.passed for r in results):
+        status = "passed"
+    return ExerciseResult(
+        exercise.id, exercise.title, score, exercise.max_score, status, results
+    )
+
+
+def grade_exercise(
+    exercise: Exercise,
+    worker: WorkerHandle | None,
+    seed: int,
+    max_examples: int | None,
+    limits: Limits,
+) -> ExerciseResult:
+    checks = checks_for(exercise)
+    total = sum(c.points for c in checks)
+    scale = exercise.max_score / total if total else 0.0
+    if worker is None:
+        return _finish(
+            exercise,
+            "missing",
+            _unrun(checks, f"not submitted: exercises/{exercise.filename} was not found"),
+            scale,
+        )
+    try:
+        worker.receive(limits.import_timeout_s)  # the "ready" message, sent after the import
+    except StudentError as exc:
+        return _finish(exercise, "error", _unrun(checks, _import_failure(exc.info)), scale)
+    except WorkerLost as lost:
+        return _finish(
+            exercise, lost.status, _unrun(checks, f"importing your file failed: {lost.reason}"),
+            scale,
+        )
+
+    results: list[CheckResult] = []
+    status = "failed"
+    lost_at: CheckResult | None = None
+    deadline = time.monotonic() + limits.exercise_budget_s
+    for i, check in enumerate(checks):
+        if time.monotonic() > deadline:
+            status = "timeout"
+            results += _unrun(
+                checks[i:],
+                f"not run: the exercise used up its {limits.exercise_budget_s:g} s budget",
+            )
+            break
+        try:
+            results.append(run_check(check, worker, exercise.id, seed, max_examples))
+        except WorkerLost as lost:
+            status = lost.status
+            lost_at = CheckResult(check.name, 0.0, check.points, False, lost.reason.capitalize())
+            results.append(lost_at)
+            results += _unrun(checks[i + 1 :], f"not run: {lost.reason}")
+            break
+    printed = worker.output().strip()
+    if printed and lost_at is not None:
+        lost_at.message += f"\nYour code printed (last lines):\n{printed[-1500:]}"
+    return _finish(exercise, status, results, scale)
+
+
+def grade(
+    submission: Submission,
+    exercise_ids: list[str] | None = None,
+    seed: int = DEFAULT_SEED,
+    max_examples: int | None = None,
+    limits: Limits | None = None,
+    start: Starter | None = None,
+) -> GradeResult:
+    """Grade ``submission``; never raises for anything the submission does."""
+    limits = limits or Limits()
+    start = start or default_starter()
+    began = time.monotonic()
+    exercises = select(exercise_ids)
+    scratch = Path(tempfile.mkdtemp(prefix="grade-"))
+    workers: dict[str, WorkerHandle] = {}
+    try:
+        # Start every worker first so that their imports overlap with each other's checks.
+        for ex in exercises:
+            if ex.id in submission.files:
+                workers[ex.id] = start(
+                    ex.id, submission.files[ex.id], submission.root, limits, scratch
+                )
+        results = []
+        for ex in exercises:
+            worker = workers.get(ex.id)
+            try:
+                results.append(grade_exercise(ex, worker, seed, max_examples, limits))
+            finally:
+                if worker is not None:
+                    worker.close()
+    finally:
+        for w in workers.values():
+            w.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return GradeResult(
+        submission=submission.name,
+        score=round(sum(r.score for r in results), 6),
+        max_score=sum(r.max_score for r in results),
+        grader_version=grader.__version__,
+        torch_version=torch.__version__,
+        seed=seed,
+        duration_s=round(time.monotonic() - began, 3),
+        exercises=results,
+    )
+
+
+def default_starter() -> Starter:
+    """The sandboxed fork server where the platform has one, else a fresh interpreter."""
+    try:
+        from grader.sandbox import default_starter as sandboxed
+    except ImportError:
+        return start_spawn
+    return sandboxed()

@@ -1,0 +1,199 @@
+"""Worker-side probes: the only things a worker does with student code, one set per exercise.
+
+Each probe calls into the student's module with inputs the judge built, and returns plain data
+and tensors (see ``plain``). Probes never judge anything: every comparison is the judge's.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+Probe = Callable[..., Any]
+
+
+class NotPlainData(TypeError):
+    """The student returned something other than plain data where plain data is expected."""
+
+
+def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
+    """A copy of ``obj`` made only of dicts, lists, str, numbers, bools, None and CPU tensors."""
+    if depth > 20:
+        raise NotPlainData(f"{where} is nested too deeply")
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    if isinstance(obj, torch.Tensor):
+        if obj.device.type == "meta":
+            raise NotPlainData(f"{where} is a tensor on the meta device, which holds no values")
+        return obj.detach().to("cpu").clone().contiguous()
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if type(k) is not str:
+                raise NotPlainData(f"{where} has a key of type {type(k).__name__}, not str")
+            out[k] = plain(v, f"{where}[{k!r}]", depth + 1)
+        return out
+    if isinstance(obj, list | tuple):
+        return [plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]
+    if isinstance(obj, bool):
+        return bool(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if hasattr(type(obj), "__index__"):  # numpy and other integer types
+        return int(operator.index(obj))
+    raise NotPlainData(f"{where} is a {type(obj).__name__}, not plain data")
+
+
+def number(obj: Any, what: str) -> int | float | dict:
+    """An int or float from a student's answer, or a description of what came instead."""
+    if isinstance(obj, torch.Tensor) and obj.numel() == 1 and obj.device.type != "meta":
+        obj = obj.item()
+    if isinstance(obj, bool) or obj is None:
+        return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
+    if isinstance(obj, int | float):
+        return float(obj) if isinstance(obj, float) else int(obj)
+    if hasattr(type(obj), "__index__"):
+        return int(operator.index(obj))
+    if hasattr(type(obj), "__float__"):
+        return float(obj)
+    return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
+
+
+def describe_module(m: Any) -> dict:
+    """What the judge needs to rebuild a clean reference module from a student's module."""
+    if not isinstance(m, nn.Module):
+        return {"is_module": False, "class": type(m).__name__}
+    return {
+        "is_module": True,
+        "class": type(m).__name__,
+        "class_module": type(m).__module__,
+        "training": bool(m.training),
+        "state": {k: plain(v) for k, v in m.state_dict().items()},
+        "parameters": {
+            name: bool(p.requires_grad) for name, p in m.named_parameters(remove_duplicate=False)
+        },
+        "buffers": [name for name, _ in m.named_buffers()],
+        "dropouts": {
+            name: float(sub.p) for name, sub in m.named_modules() if isinstance(sub, nn.Dropout)
+        },
+        "attrs": {
+            name: getattr(m, name)
+            for name in ("num_heads", "d_out", "head_dim")
+            if type(getattr(m, name, None)) in (int, float, bool)
+        },
+    }
+
+
+def _keep(state: dict, obj: Any) -> int:
+    handle = len(state)
+    state[handle] = obj
+    return handle
+
+
+def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, seed: int = 0):
+    m = state[handle]
+    m.train(train)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        return plain(m(x), "the module's output")
+
+
+def _load(module, state, handle: int, weights: dict):
+    """Load judge-made weights into a kept module; report the keys it refused."""
+    m = state[handle]
+    result = m.load_state_dict(weights, strict=False)
+    return {"missing": list(result.missing_keys), "unexpected": list(result.unexpected_keys)}
+
+
+# --- 3.1 -------------------------------------------------------------------------------------
+
+
+def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict):
+    from reference import SelfAttention_v1, SelfAttention_v2
+
+    sa_v2 = SelfAttention_v2(d_in, d_out)
+    sa_v2.load_state_dict(v2_state)
+    sa_v1 = SelfAttention_v1(d_in, d_out)
+    sa_v1.load_state_dict(v1_state)
+    module.transfer_weights(sa_v2, sa_v1)
+    weights = {}
+    for name in ("W_query", "W_key", "W_value"):
+        w = getattr(sa_v1, name, None)
+        weights[name] = {
+            "value": plain(w) if isinstance(w, torch.Tensor) else None,
+            "type": type(w).__name__,
+            "is_parameter": isinstance(w, nn.Parameter),
+            "registered": name in sa_v1._parameters,
+            "requires_grad": bool(getattr(w, "requires_grad", False)),
+        }
+    return {"v1": weights, "v2_state": plain(sa_v2.state_dict())}
+
+
+# --- 3.2, 3.3 --------------------------------------------------------------------------------
+
+
+def _build_wrapper(module, state, d_in: int, context_length: int, dropout: float):
+    m = module.make_2d_wrapper(d_in, context_length, dropout)
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+def _build_gpt2_attention(module, state):
+    m = module.gpt2_small_attention()
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+# --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------
+
+
+def _on_meta(fn_name: str):
+    def probe(module, state, cfg: dict):
+        with torch.device("meta"):
+            return number(getattr(module, fn_name)(dict(cfg)), fn_name)
+
+    return probe
+
+
+def _configs(module, state):
+    return plain(module.GPT2_CONFIGS, "GPT2_CONFIGS")
+
+
+# --- 4.3 -------------------------------------------------------------------------------------
+
+
+def _split_config(module, state):
+    return plain(module.GPT_CONFIG_SPLIT_DROPOUT, "GPT_CONFIG_SPLIT_DROPOUT")
+
+
+def _build_split_model(module, state, cfg: dict):
+    m = module.GPTModel(dict(cfg))
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+PROBES: dict[str, dict[str, Probe]] = {
+    "3.1": {"transfer": _transfer},
+    "3.2": {"build": _build_wrapper, "forward": _forward},
+    "3.3": {"build": _build_gpt2_attention, "forward": _forward},
+    "4.1": {
+        "feedforward_params": _on_meta("feedforward_params"),
+        "attention_params": _on_meta("attention_params"),
+    },
+    "4.2": {
+        "configs": _configs,
+        "total_params": _on_meta("total_params"),
+        "model_size_mb": _on_meta("model_size_mb"),
+    },
+    "4.3": {
+        "config": _split_config,
+        "build": _build_split_model,
+        "load": _load,
+        "forward": _forward,
+    },
+}
+
+
+def for_exercise(exercise_id: str) -> dict[str, Probe]:
+    return PROBES[exercise_id]

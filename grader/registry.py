@@ -1,0 +1,41 @@
+"""The six exercises: ids, the student file each lives in, titles and default points."""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    filename: str
+    title: str
+    max_score: float = 10.0
+
+    @property
+    def module(self) -> str:
+        """The check module's name under ``grader.checks`` (``"3.1"`` -> ``"ex3_1"``)."""
+        return "ex" + self.id.replace(".", "_")
+
+
+EXERCISES: tuple[Exercise, ...] = (
+    Exercise("3.1", "ex3_1_weight_transfer.py", "Weight transfer from SelfAttention_v2 to v1"),
+    Exercise("3.2", "ex3_2_wrapper_2d.py", "Two-head wrapper with 2-D context vectors"),
+    Exercise("3.3", "ex3_3_gpt2_attention.py", "GPT-2-small-sized multi-head attention"),
+    Exercise("4.1", "ex4_1_parameter_counts.py", "Parameters in feed-forward vs attention"),
+    Exercise("4.2", "ex4_2_scaled_configs.py", "Larger GPT-2 configs and their sizes"),
+    Exercise("4.3", "ex4_3_split_dropout.py", "Separate dropout rates"),
+)
+
+BY_ID: dict[str, Exercise] = {e.id: e for e in EXERCISES}
+
+
+def select(ids: list[str] | None) -> list[Exercise]:
+    """The exercises named by ``ids`` (all when empty), in course order.
+
+    Raises ``KeyError`` naming the first unknown id.
+    """
+    if not ids:
+        return list(EXERCISES)
+    for i in ids:
+        if i not in BY_ID:
+            raise KeyError(i)
+    return [e for e in EXERCISES if e.id in set(ids)]

@@ -1,0 +1,71 @@
+"""The grading result (JSON schema version 1) as dataclasses; every report renders this."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("result.schema.json")
+
+Status = Literal["passed", "failed", "error", "timeout", "missing"]
+
+
+@dataclass
+class CheckResult:
+    name: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+    counterexample: Any = None
+    reproduce: str | None = None
+
+
+@dataclass
+class ExerciseResult:
+    id: str
+    title: str
+    score: float
+    max_score: float
+    status: Status
+    checks: list[CheckResult] = field(default_factory=list)
+
+
+@dataclass
+class GradeResult:
+    submission: str
+    score: float
+    max_score: float
+    grader_version: str
+    torch_version: str
+    seed: int
+    duration_s: float
+    exercises: list[ExerciseResult] = field(default_factory=list)
+    schema: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        # Key order as in DESIGN §6: schema first.
+        return {"schema": d.pop("schema"), **d}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False)
+
+    @property
+    def all_passed(self) -> bool:
+        return all(c.passed for e in self.exercises for c in e.checks) and all(
+            e.status == "passed" for e in self.exercises
+        )
+
+
+def from_dict(d: dict) -> GradeResult:
+    """Rebuild a result from its JSON form (for renderers fed a saved ``--json`` file)."""
+    exercises = [
+        ExerciseResult(**{**e, "checks": [CheckResult(**c) for c in e["checks"]]})
+        for e in d["exercises"]
+    ]
+    fields = {k: v for k, v in d.items() if k not in ("exercises", "schema")}
+    return GradeResult(**fields, exercises=exercises, schema=d.get("schema", SCHEMA_VERSION))
