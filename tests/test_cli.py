@@ -1,0 +1,124 @@
+"""The ``grade`` command: exit codes, JSON schema, determinism, ``--seed``, bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from support import CORPUS, ROOT, SOLUTION, make_submission
+
+from grader.result import SCHEMA_PATH
+
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+FAST = ["--max-examples", "4"]
+
+
+def grade(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", *args],
+        capture_output=True, text=True, cwd=cwd, env=env, timeout=300,
+    )
+
+
+def strip_duration(doc: dict) -> dict:
+    return {k: v for k, v in doc.items() if k != "duration_s"}
+
+
+@pytest.fixture(scope="module")
+def mutant_submission(tmp_path_factory) -> Path:
+    return make_submission(
+        tmp_path_factory.mktemp("mutant"),
+        {"3.1": CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"},
+    )
+
+
+def test_exit_0_and_valid_json_when_everything_passes(tmp_path):
+    out = tmp_path / "r.json"
+    proc = grade(str(SOLUTION), "-e", "3.1", "--json", str(out), *FAST)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    assert doc["score"] == doc["max_score"] == 10
+
+
+def test_exit_1_when_a_check_fails(mutant_submission):
+    proc = grade(str(mutant_submission), "-e", "3.1", "--format", "json", *FAST)
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    jsonschema.validate(doc, SCHEMA)
+    (ex,) = doc["exercises"]
+    failing = [c for c in ex["checks"] if not c["passed"]]
+    assert ex["status"] == "failed" and failing
+    assert failing[0]["counterexample"] is not None
+    assert "transfer_weights" in failing[0]["reproduce"]
+    assert ex["score"] == sum(c["points"] for c in ex["checks"])
+
+
+def test_same_json_on_every_run_apart_from_duration(mutant_submission):
+    runs = [
+        json.loads(grade(str(mutant_submission), "-e", "3.1", "--format", "json", *FAST).stdout)
+        for _ in range(2)
+    ]
+    assert strip_duration(runs[0]) == strip_duration(runs[1])
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["/no/such/folder"], "no such file or folder"),
+        (["-e", "9.9"], "unknown exercise"),
+        (["--max-examples", "0"], "--max-examples"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args, needle):
+    proc = grade(*args)
+    assert proc.returncode == 2
+    assert needle in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def test_not_a_submission_is_a_clear_error(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    proc = grade(str(tmp_path / "notes.txt"))
+    assert proc.returncode == 2 and "not a submission" in proc.stderr
+    proc = grade(str(tmp_path))
+    assert proc.returncode == 2 and "no exercises/ folder" in proc.stderr
+
+
+def test_missing_file_is_missing_not_a_crash(tmp_path):
+    folder = make_submission(tmp_path / "s", {"3.2": None})
+    proc = grade(str(folder), "-e", "3.1", "-e", "3.2", "--format", "json", *FAST)
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    status = {e["id"]: e["status"] for e in doc["exercises"]}
+    assert status == {"3.1": "passed", "3.2": "missing"}
+
+
+def test_syntax_error_is_error_with_file_and_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def transfer_weights(a, b)\n    pass\n")
+    folder = make_submission(tmp_path / "s", {"3.1": bad})
+    doc = json.loads(grade(str(folder), "-e", "3.1", "--format", "json", *FAST).stdout)
+    (ex,) = doc["exercises"]
+    assert ex["status"] == "error" and ex["score"] == 0
+    assert "ex3_1_weight_transfer.py, line 1" in ex["checks"][0]["message"]
+
+
+def test_non_utf8_source_is_an_error_not_a_crash(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(b'NAME = "caf\xe9"\ndef transfer_weights(a, b):\n    pass\n')
+    folder = make_submission(tmp_path / "s", {"3.1": bad})
+    proc = grade(str(folder), "-e", "3.1", "--format", "json", *FAST)
+    assert proc.returncode == 1, proc.stderr
+    (ex,) = json.loads(proc.stdout)["exercises"]
+    assert ex["status"] == "error"
+
+
+def test_text_report_has_no_colour_when_not_a_tty(mutant_submission):
+    proc = grade(str(mutant_submission), "-e", "3.1", *FAST)
+    assert "\x1b[" not in proc.stdout
+    assert "Score: " in proc.stdout and "Reproduce" in proc.stdout
