@@ -23,6 +23,26 @@ from grader.result import CheckResult
 DEFAULT_SEED = 20241
 
 
+def _make_generation_deterministic() -> None:
+    """Keep hypothesis from mixing "local constants" into its draws.
+
+    Hypothesis harvests literals from every module it deems local (outside site-packages) and
+    caches them under ``./.hypothesis``: the examples drawn would then depend on how the grader
+    was installed and the student's folder would get a cache directory. Grading must draw the
+    same examples everywhere, so the harvest is switched off.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another hypothesis layout
+        return
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "_local_constants"):
+        empty = providers._local_constants
+        providers._get_local_constants = lambda: empty
+
+
+_make_generation_deterministic()
+
+
 class CheckFailed(AssertionError):
     """The student's answer is wrong on this example; ``message`` says how, in plain words."""
 
