@@ -122,3 +122,9 @@ def test_text_report_has_no_colour_when_not_a_tty(mutant_submission):
     proc = grade(str(mutant_submission), "-e", "3.1", *FAST)
     assert "\x1b[" not in proc.stdout
     assert "Score: " in proc.stdout and "Reproduce" in proc.stdout
+
+
+def test_grading_leaves_nothing_in_the_working_folder(tmp_path):
+    proc = grade(str(SOLUTION), "-e", "3.1", *FAST, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []  # e.g. no .hypothesis cache
