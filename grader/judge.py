@@ -6,11 +6,12 @@ makes every comparison; student code runs only in the workers (DESIGN §5).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import torch
@@ -25,8 +26,14 @@ from grader.submission import Submission
 Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
 
 
-def checks_for(exercise: Exercise) -> list[Check]:
-    return importlib.import_module(f"grader.checks.{exercise.module}").CHECKS
+def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
+    """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
+    checks = importlib.import_module(f"grader.checks.{exercise.module}").CHECKS
+    if points:
+        checks = [
+            dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
+        ]
+    return checks
 
 
 def _unrun(checks: list[Check], message: str) -> list[CheckResult]:
@@ -61,8 +68,9 @@ def grade_exercise(
     seed: int,
     max_examples: int | None,
     limits: Limits,
+    check_points: Mapping[str, float] | None = None,
 ) -> ExerciseResult:
-    checks = checks_for(exercise)
+    checks = checks_for(exercise, check_points)
     total = sum(c.points for c in checks)
     scale = exercise.max_score / total if total else 0.0
     if worker is None:
@@ -115,12 +123,22 @@ def grade(
     max_examples: int | None = None,
     limits: Limits | None = None,
     start: Starter | None = None,
+    max_scores: Mapping[str, float] | None = None,
+    check_points: Mapping[str, Mapping[str, float]] | None = None,
 ) -> GradeResult:
-    """Grade ``submission``; never raises for anything the submission does."""
+    """Grade ``submission``; never raises for anything the submission does.
+
+    ``max_scores`` (exercise id -> points) and ``check_points`` (exercise id -> check name ->
+    weight) override the defaults, as ``grading.toml`` asks; weights are scaled to max_score.
+    """
     limits = limits or Limits()
     start = start or default_starter()
     began = time.monotonic()
-    exercises = select(exercise_ids)
+    exercises = [
+        dataclasses.replace(e, max_score=max_scores[e.id]) if e.id in (max_scores or {}) else e
+        for e in select(exercise_ids)
+    ]
+    check_points = check_points or {}
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     workers: dict[str, WorkerHandle] = {}
     try:
@@ -134,7 +152,9 @@ def grade(
         for ex in exercises:
             worker = workers.get(ex.id)
             try:
-                results.append(grade_exercise(ex, worker, seed, max_examples, limits))
+                results.append(
+                    grade_exercise(ex, worker, seed, max_examples, limits, check_points.get(ex.id))
+                )
             finally:
                 if worker is not None:
                     worker.close()
