@@ -1,0 +1,417 @@
+"""``grade release OUT``: the student edition as a ready repository.
+
+OUT gets the exercise stubs, the reference models, the grader, the templates, a student
+``pyproject.toml`` (the project's own, without the developer extras, with ``grade_path`` set so
+that ``pytest`` grades too), ``constraints.txt``, a student README and a GitHub Actions
+workflow that grades every push. Never copied: the instructor solution, the project's tests,
+examples and benchmarks. Before anything is written the release is checked: every exercise
+file must still be a stub, and no file may hold a distinctive line of the instructor solution.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import grader
+from grader.cli import EXIT_PASSED, UsageError
+from grader.registry import EXERCISES
+
+PACKAGES = ("grader", "reference", "exercises")
+TOP_LEVEL_FILES = ("constraints.txt",)
+TOP_LEVEL_DIRS = ("templates",)
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", ".hypothesis")
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+SOLUTION_DIR = "tests/submissions/solution/exercises"
+
+
+def project_root() -> Path:
+    """The folder that holds this grader's ``grader/``, ``reference/`` and ``exercises/``."""
+    return Path(grader.__file__).resolve().parent.parent
+
+
+# --- the solution scan ---------------------------------------------------------------------
+
+
+def normalise(line: str) -> str:
+    return re.sub(r"\s+", " ", line.split("#", 1)[0]).strip()
+
+
+def _lines_of(paths) -> set[str]:
+    return {normalise(ln) for p in paths for ln in p.read_text(encoding="utf-8").splitlines()}
+
+
+def distinctive_lines(root: Path, min_length: int = 20) -> dict[str, set[str]]:
+    """For each instructor solution file, its lines that appear nowhere in the stubs, the
+    reference or the grader's core modules (``with torch.no_grad():`` is not a solution)."""
+    common = _lines_of(
+        [
+            *(root / "exercises").glob("*.py"),
+            *(root / "reference").glob("*.py"),
+            *(root / "grader").glob("*.py"),
+        ]
+    )
+    found: dict[str, set[str]] = {}
+    for path in sorted((root / SOLUTION_DIR).glob("*.py")):
+        keys = {
+            k
+            for k in _lines_of([path]) - common
+            if len(k) >= min_length and not k.startswith(('"""', "'''"))
+        }
+        if keys:
+            found[str(path.relative_to(root))] = keys
+    return found
+
+
+def solution_leaks(tree: Path, solutions: dict[str, set[str]]) -> list[str]:
+    """The files under ``tree`` that hold a solution: at least two of a solution file's
+    distinctive lines (all of them when it has only one)."""
+    leaks = []
+    for path in sorted(tree.rglob("*")):
+        if not path.is_file() or ".git" in path.parts:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        lines = {normalise(ln) for ln in text.splitlines()}
+        for origin, keys in solutions.items():
+            shared = keys & lines
+            if len(shared) >= min(2, len(keys)):
+                leaks.append(
+                    f"{path.relative_to(tree)} holds {len(shared)} line(s) of {origin}, "
+                    f"e.g. {sorted(shared)[0]!r}"
+                )
+    return leaks
+
+
+def unsolved(stubs: Path) -> list[str]:
+    """Exercise files under ``stubs`` that no longer raise ``NotImplementedError``."""
+    return [
+        e.filename
+        for e in EXERCISES
+        if "raise NotImplementedError" not in (stubs / e.filename).read_text(encoding="utf-8")
+    ]
+
+
+# --- the student pyproject ------------------------------------------------------------------
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
+        )
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
+
+
+def dump_toml(doc: dict, prefix: str = "") -> str:
+    """A small TOML writer for pyproject data: tables of strings, numbers, lists and tables."""
+    scalars = {k: v for k, v in doc.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in doc.items() if isinstance(v, dict)}
+    lines = [f"[{prefix}]"] if prefix and (scalars or not tables) else []
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in scalars.items()]
+    if lines:
+        lines.append("")
+    for k, v in tables.items():
+        lines.append(dump_toml(v, f"{prefix}.{_toml_key(k)}" if prefix else _toml_key(k)))
+    return "\n".join(lines)
+
+
+def student_pyproject(root: Path) -> str:
+    """The project's ``pyproject.toml`` for students: same package and dependencies, a small
+    ``test`` extra instead of the developer tools, ``pytest`` set to grade the clone."""
+    doc = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    project = dict(doc["project"])
+    project["description"] = (
+        "Chapters 3-4 exercises of Build a Large Language Model (From Scratch), "
+        "with their grader (student edition)."
+    )
+    project["readme"] = "README.md"
+    project["optional-dependencies"] = {"test": ["pytest>=8"]}
+    entry_points = dict(project.get("entry-points", {}))
+    entry_points.setdefault("pytest11", {"grade": "grader.pytest_plugin"})
+    project["entry-points"] = entry_points
+    tool = {"setuptools": doc.get("tool", {}).get("setuptools", {})}
+    tool["pytest"] = {
+        "ini_options": {
+            "grade_path": ".",
+            "addopts": "-p no:cacheprovider",
+        }
+    }
+    out = {"build-system": doc["build-system"], "project": project, "tool": tool}
+    header = (
+        "# The student edition of the chapter 3-4 exercise pack.\n"
+        "# Install: pip install -c constraints.txt -e .   (see README.md)\n\n"
+    )
+    return header + dump_toml(out).rstrip("\n") + "\n"
+
+
+# --- the files written for students --------------------------------------------------------
+
+README = """\
+# Chapters 3 and 4: attention and the GPT model
+
+Six exercises from chapters 3 and 4 of *Build a Large Language Model (From Scratch)*, with
+the grader that checks them. You edit only the files in `exercises/`; `grade` tells you which
+checks pass, and for each one that fails, a small input that breaks your code, a snippet that
+reproduces it and a hint.
+
+| exercise | file | you write |
+|---|---|---|
+{table}
+
+`reference/` holds the book's classes (`SelfAttention_v1`, `MultiHeadAttention`, `GPTModel`,
+`GPT_CONFIG_124M`, ...): import them with `from reference import MultiHeadAttention`.
+
+## Install (once)
+
+You need Python 3.11 or newer.
+
+```bash
+python3 -m venv .venv
+source .venv/bin/activate          # Windows: .venv\\Scripts\\activate
+pip install -c constraints.txt -e .
+```
+
+`constraints.txt` pins the PyTorch version the grader expects. On Linux without a GPU, add
+`--extra-index-url {cpu_index}` to the `pip install` line: it installs the small CPU build
+of PyTorch instead of one with several GB of CUDA libraries.
+
+## Work on an exercise
+
+Each file in `exercises/` starts with the exercise statement: the task, what is graded, and a
+hint. Replace the `raise NotImplementedError(...)` with your answer; keep the names of the
+functions, classes and variables the file defines, the grader calls them.
+
+## Check your work
+
+```bash
+grade                      # all six exercises
+grade -e 3.1               # one exercise (repeat -e for more)
+grade -v                   # every failure in full
+grade --html report.html   # the same report as a web page
+grade my_answers.ipynb     # a notebook (see below)
+```
+
+`grade` never changes your files. It runs your code in separate, time- and memory-limited
+processes, so an infinite loop or a crash in one exercise costs only that exercise. It gives the
+same score on every run; `grade --seed N` tries other examples.
+
+The exit status is 0 when every check passes and 1 when some check fails (2 means `grade`
+could not read what you gave it).
+
+`pytest` runs the same checks as tests, one test per check (install it with
+`pip install -c constraints.txt -e ".[test]"`): the pass/fail of each test is the grader's.
+
+## Read the report
+
+```
+  3.1  Weight transfer from SelfAttention_v2 to v1   5.0/10  failed
+  ...
+3.1 Weight transfer from SelfAttention_v2 to v1
+  x sa_v1 computes what sa_v2 computes, for any d_in, d_out and input  (0/5)
+      sa_v1(x) after the transfer has shape (3, 2), expected (3, 4) ...
+      Counterexample: {{'d_in': 2, 'd_out': 4, 'n_tokens': 3, 'seed': 0}}
+      Hint: ...
+      Reproduce (paste into Python in your clone): ...
+```
+
+- One line per exercise: its score and its status. `passed`: every check passed. `failed`:
+  some check failed (a stub that is not done yet is `failed`, with the message "not done yet").
+  `error`: your file could not be imported (the message says where). `timeout`: your code
+  took too long. `missing`: the file was not found.
+- Under each exercise that lost points, each failed check (`x`), with points earned and
+  possible, and what went wrong in plain words.
+- **Counterexample**: the smallest input the grader found that breaks your code. The
+  grader tries many sizes and seeds, not only the book's example, and then shrinks the
+  failing case.
+- **Reproduce**: a snippet to paste into `python` at the root of this repository: it builds
+  that input and prints what your code computes next to what was expected.
+- **Hint**: where to look.
+
+## Notebooks
+
+If you prefer a notebook, `grade NOTEBOOK.ipynb` grades it without running it: it takes, for
+each exercise, the cell tagged `exercise-3.1` ... `exercise-4.3`, or, in an untagged notebook,
+the definitions with the exercise's names (`transfer_weights`, `GPTModel`, ...) and what they
+need (imports, your own classes). Demo code, prints, `!` and `%` lines are left out; the report
+says which cells were used. Save the notebook before grading it.
+
+## Hand in
+
+Commit and push. The workflow in `.github/workflows/classroom.yml` installs this repository
+and runs `grade` on every push: the Actions tab shows the score table, each failed check is
+annotated on its exercise file, and the HTML report is attached to the run.
+"""
+
+WORKFLOW = """\
+# Grades the exercises on every push: the score table goes to the run's summary, each failed
+# check becomes an annotation on its file, and the HTML report is kept as an artifact.
+name: Grade
+
+on:
+  push:
+  pull_request:
+  workflow_dispatch:
+
+permissions:
+  contents: read
+
+jobs:
+  grade:
+    runs-on: ubuntu-latest
+    timeout-minutes: 30
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: "3.11"
+          cache: pip
+          cache-dependency-path: |
+            pyproject.toml
+            constraints.txt
+      - name: Install
+        # The CPU build of PyTorch: the pinned version without the CUDA libraries.
+        run: pip install --extra-index-url {cpu_index} -c constraints.txt -e .
+      - name: Grade
+        run: grade --format github --html grade-report.html
+      - name: Keep the HTML report
+        if: always()
+        uses: actions/upload-artifact@v4
+        with:
+          name: grade-report
+          path: grade-report.html
+          if-no-files-found: ignore
+"""
+
+GITIGNORE = """\
+.venv/
+__pycache__/
+*.egg-info/
+.hypothesis/
+.pytest_cache/
+grade-report.html
+report.html
+"""
+
+
+def readme(root: Path) -> str:
+    rows = []
+    for ex in EXERCISES:
+        names = _contract_names(ex.id)
+        rows.append(f"| {ex.id} {ex.title} | `exercises/{ex.filename}` | {names} |")
+    return README.format(table="\n".join(rows), cpu_index=TORCH_CPU_INDEX)
+
+
+def _contract_names(exercise_id: str) -> str:
+    from grader.notebook import CONTRACT
+
+    return ", ".join(f"`{n}`" for n in CONTRACT[exercise_id])
+
+
+# --- building ------------------------------------------------------------------------------
+
+
+def build_release(out: Path, root: Path | None = None) -> list[Path]:
+    """Write the student edition into ``out`` (which must not exist or be empty); return the
+    files written. Raises ``UsageError`` when the release would be wrong."""
+    root = root or project_root()
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} exists and is not empty; choose a new folder")
+    target = out.resolve()
+    if target == root or any(root / n in (target, *target.parents) for n in PACKAGES):
+        raise UsageError(f"{out}: the release cannot be written there (it would copy itself)")
+    not_stubs = unsolved(root / "exercises")
+    if not_stubs:
+        raise UsageError(
+            "exercises/ does not hold the stubs (no NotImplementedError in "
+            + ", ".join(not_stubs)
+            + "); restore them before releasing"
+        )
+    staging = out.with_name(out.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        for name in PACKAGES:
+            shutil.copytree(root / name, staging / name, ignore=IGNORE)
+        for name in TOP_LEVEL_DIRS:
+            if (root / name).is_dir():
+                shutil.copytree(root / name, staging / name, ignore=IGNORE)
+        for name in TOP_LEVEL_FILES:
+            shutil.copyfile(root / name, staging / name)
+        (staging / "pyproject.toml").write_text(student_pyproject(root), encoding="utf-8")
+        (staging / "README.md").write_text(readme(root), encoding="utf-8")
+        (staging / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
+        workflow = staging / ".github" / "workflows" / "classroom.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(WORKFLOW.format(cpu_index=TORCH_CPU_INDEX), encoding="utf-8")
+        leaks = solution_leaks(staging, distinctive_lines(root))
+        if leaks:
+            raise UsageError(f"refusing to release a solution: {leaks[0]}")
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return sorted(p for p in out.rglob("*") if p.is_file())
+
+
+def git_init(out: Path) -> None:
+    run = dict(cwd=out, check=True, capture_output=True)
+    subprocess.run(["git", "init", "-q"], **run)
+    subprocess.run(["git", "add", "-A"], **run)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=grade release",
+            "-c",
+            "user.email=grade@localhost",
+            "commit",
+            "-q",
+            "-m",
+            "Chapter 3-4 exercises (student edition)",
+        ],
+        **run,
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="grade release",
+        description="Write the student edition (stubs, reference, grader, README, CI workflow; "
+        "no solutions, no instructor tests) into a new folder.",
+    )
+    p.add_argument("out", type=Path, help="a new (or empty) folder")
+    p.add_argument("--git", action="store_true", help="make it a git repository with one commit")
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    files = build_release(args.out)
+    size = sum(p.stat().st_size for p in files)
+    if args.git:
+        try:
+            git_init(args.out)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise UsageError(f"wrote {args.out}, but git init failed: {exc}") from None
+    print(f"wrote {args.out}: {len(files)} files, {size / 1024:.0f} KiB")
+    return EXIT_PASSED
