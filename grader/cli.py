@@ -131,6 +131,8 @@ def run_grade(argv: list[str]) -> int:
     finally:
         submission.cleanup()
     emit(result, args)
+    for note in submission.notes:  # e.g. which notebook cells were graded
+        print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 
 
