@@ -1,0 +1,250 @@
+"""``grade gradescope OUT.zip``: a Gradescope autograder bundle.
+
+The zip holds, at its root, ``setup.sh`` (run once, as root, when Gradescope builds the image:
+it makes a virtual environment and installs the student edition of this package with the
+constraints file) and ``run_autograder`` (run for every submission: it calls
+``grade gradescope --run``, which finds what the student uploaded in ``submission/`` - the six
+``.py`` files, an ``exercises/`` folder, a whole repository or a notebook - grades it and writes
+``results/results.json``). Both honour ``AUTOGRADER_ROOT`` (default ``/autograder``), so that the
+bundle can be run in a simulated layout. The package inside is the student edition
+(``grade release``): no solutions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from grader.cli import EXIT_PASSED, EXIT_USAGE, UsageError
+from grader.registry import EXERCISES
+
+PACKAGE_DIR = "package"  # where the student edition sits inside the bundle
+SETTINGS = "bundle.json"  # grading options chosen when the bundle was built
+
+SETUP_SH = """\
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image (Ubuntu): a virtual
+# environment with the grader installed, torch pinned by constraints.txt.
+set -euo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+SOURCE="$(cd "$(dirname "${{BASH_SOURCE[0]}}")" && pwd)"
+VENV="$ROOT/venv"
+# The CPU build of torch (no CUDA libraries); set GRADER_TORCH_INDEX= to use the default index.
+TORCH_INDEX="${{GRADER_TORCH_INDEX-{torch_index}}}"
+
+python_ok() {{ "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }}
+PY=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null 2>&1 && python_ok "$candidate"; then
+    PY="$candidate"; break
+  fi
+done
+if [ -z "$PY" ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq python3.11 python3.11-venv
+  PY=python3.11
+fi
+if ! "$PY" -m venv "$VENV"; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq "$(basename "$(readlink -f "$(command -v "$PY")")")-venv" python3-venv
+  "$PY" -m venv "$VENV"
+fi
+EXTRA=()
+if [ -n "$TORCH_INDEX" ]; then EXTRA=(--extra-index-url "$TORCH_INDEX"); fi
+"$VENV/bin/pip" install -q ${{EXTRA[@]+"${{EXTRA[@]}}"}} -c "$SOURCE/{package}/constraints.txt" \\
+  -e "$SOURCE/{package}"
+# Import everything once, so that the first submission does not pay for it.
+"$VENV/bin/python" -c "import torch, hypothesis, grader.judge, reference"
+echo "setup.sh: grader installed in $VENV"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Gradescope runs this for every submission: grade what the student uploaded to
+# $ROOT/submission and write $ROOT/results/results.json.
+set -uo pipefail
+ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
+mkdir -p "$ROOT/results"
+cd "$ROOT"
+"$ROOT/venv/bin/grade" gradescope --run "$ROOT"
+status=$?
+if [ ! -s "$ROOT/results/results.json" ]; then
+  # The grader itself failed: say so to the student rather than leaving no result.
+  message="The autograder could not run (status $status). Please tell your instructor."
+  printf '{{"score": 0, "output": "%s", "tests": []}}\\n' "$message" > "$ROOT/results/results.json"
+fi
+exit 0
+"""
+
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+# --- building the bundle -------------------------------------------------------------------
+
+
+def _add(zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = ((0o755 if executable else 0o644) | 0o100000) << 16
+    zf.writestr(info, data)
+
+
+def build_bundle(out: Path, seed: int | None = None, max_examples: int | None = None) -> int:
+    """Write the bundle to ``out``; return the number of files in it."""
+    from grader.commands.release import build_release
+
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
+        package = Path(tmp) / PACKAGE_DIR
+        files = build_release(package)
+        settings = {"seed": seed, "max_examples": max_examples}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = out.with_name(out.name + ".partial")
+        with zipfile.ZipFile(partial, "w") as zf:
+            setup = SETUP_SH.format(package=PACKAGE_DIR, torch_index=TORCH_CPU_INDEX)
+            _add(zf, "setup.sh", setup.encode(), executable=True)
+            _add(zf, "run_autograder", RUN_AUTOGRADER.format().encode(), executable=True)
+            _add(zf, SETTINGS, (json.dumps(settings, indent=2) + "\n").encode())
+            for path in files:
+                name = f"{PACKAGE_DIR}/{path.relative_to(package).as_posix()}"
+                _add(zf, name, path.read_bytes(), executable=path.stat().st_mode & 0o111 != 0)
+        partial.replace(out)
+    return len(files) + 3
+
+
+# --- running inside Gradescope --------------------------------------------------------------
+
+EXERCISE_FILES = {e.filename for e in EXERCISES}
+SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git", ".venv", "venv"}
+
+
+def _walk(folder: Path, depth: int = 0, max_depth: int = 4):
+    yield folder, depth
+    if depth >= max_depth:
+        return
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and not child.is_symlink() and child.name not in SKIP_DIRS:
+            yield from _walk(child, depth + 1, max_depth)
+
+
+def find_submission(folder: Path) -> Path:
+    """What to grade in Gradescope's ``submission/`` folder: the shallowest folder holding
+    ``exercises/`` or exercise files (Gradescope unzips uploads, and a zipped folder or a
+    GitHub repository adds a level), else the one notebook. ``UsageError`` when there is none
+    or there are several notebooks and no exercise files."""
+    candidates = []
+    notebooks = []
+    for path, depth in _walk(folder):
+        names = {p.name for p in path.iterdir() if p.is_file()}
+        if (path / "exercises").is_dir() and any(
+            (path / "exercises" / f).is_file() for f in EXERCISE_FILES
+        ):
+            candidates.append((depth, 0, path))
+        elif names & EXERCISE_FILES:
+            candidates.append((depth, 1, path))
+        notebooks += [path / n for n in sorted(names) if n.endswith(".ipynb")]
+    if candidates:
+        return min(candidates, key=lambda c: (c[0], c[1]))[2]
+    if len(notebooks) == 1:
+        return notebooks[0]
+    if notebooks:
+        listed = ", ".join(str(n.relative_to(folder)) for n in notebooks[:5])
+        raise UsageError(f"several notebooks were uploaded ({listed}); upload only one")
+    expected = ", ".join(sorted(EXERCISE_FILES))
+    raise UsageError(f"no exercise files found in the upload: upload {expected} (or a notebook)")
+
+
+def _results(result, notes: list[str]) -> dict:
+    from grader import formats
+
+    buffer = io.StringIO()
+    formats.emit("gradescope", result, buffer)
+    doc = json.loads(buffer.getvalue())
+    if notes:
+        extra = "How your upload was read:\n" + "\n".join(f"- {n}" for n in notes)
+        doc["output"] = (doc.get("output", "") + "\n\n" + extra).strip()
+    return doc
+
+
+def _failure(message: str) -> dict:
+    return {"score": 0.0, "output": message, "tests": []}
+
+
+def run_autograder(root: Path) -> int:
+    """Grade ``root/submission`` and write ``root/results/results.json``."""
+    from grader import report_text
+    from grader.judge import grade
+    from grader.properties import DEFAULT_SEED
+    from grader.submission import SubmissionError, load_submission
+
+    results = root / "results" / "results.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    settings_file = root / "source" / SETTINGS
+    settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
+    try:
+        path = find_submission(root / "submission")
+        submission = load_submission(path, name=path.name)
+    except (UsageError, SubmissionError) as exc:
+        results.write_text(json.dumps(_failure(f"Nothing was graded: {exc}"), indent=2) + "\n")
+        print(f"grade gradescope: {exc}")
+        return EXIT_PASSED
+    try:
+        seed = settings.get("seed")
+        result = grade(
+            submission,
+            seed=DEFAULT_SEED if seed is None else seed,
+            max_examples=settings.get("max_examples"),
+        )
+        doc = _results(result, submission.notes)
+    finally:
+        submission.cleanup()
+    results.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    print(f"graded {path.relative_to(root)}")
+    report_text.write(result, sys.stdout, verbose=True)  # for the instructor's stdout view
+    return EXIT_PASSED
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="grade gradescope",
+        description="Write a Gradescope autograder bundle (setup.sh and run_autograder at the "
+        "zip's root, the student edition of the grader inside).",
+    )
+    p.add_argument("out", type=Path, nargs="?", help="the zip to write")
+    p.add_argument("--seed", type=int, default=None, help="grading seed used by the bundle")
+    p.add_argument("--max-examples", type=int, default=None, metavar="N", help="examples per check")
+    p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
+    p.add_argument(
+        "--run",
+        type=Path,
+        metavar="ROOT",
+        help="(used by the bundle's run_autograder) grade ROOT/submission into "
+        "ROOT/results/results.json",
+    )
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if args.run is not None:
+        return run_autograder(args.run.resolve())
+    if args.out is None:
+        raise UsageError("grade gradescope: give the zip to write (e.g. autograder.zip)")
+    if args.out.suffix != ".zip":
+        raise UsageError(f"{args.out}: the bundle's name must end in .zip")
+    if args.out.exists() and not args.force:
+        raise UsageError(f"{args.out} exists; add --force to replace it")
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
+    count = build_bundle(args.out, args.seed, args.max_examples)
+    size = args.out.stat().st_size
+    print(
+        f"wrote {args.out}: {count} files, {size / 1024:.0f} KiB; upload it as the "
+        "assignment's autograder (set the assignment's points to the grader's maximum, 60)"
+    )
+    return EXIT_PASSED if count else EXIT_USAGE
