@@ -1,0 +1,238 @@
+"""``grading.toml``: what a batch grades and how, validated with one clear error per mistake.
+
+Every key is optional; an unknown key is an error (a typo must not be silently ignored)::
+
+    exercises = ["3.1", "4.1"]     # grade only these (default: all six)
+    seed = 20241                   # draw other examples (default: the grader's fixed seed)
+    max_examples = 20              # examples per check (default: each check's own)
+
+    [limits]                       # bounds on student code and on what a zip may unpack to
+    call_timeout_s = 20
+    exercise_budget_s = 90
+    import_timeout_s = 20
+    memory_mb = 3072
+    max_processes = 64
+    max_file_mb = 16
+    max_output_kb = 64
+    unzip_mb = 64                  # a zip may unpack to at most this many MiB ...
+    unzip_files = 2000             # ... in at most this many entries
+
+    [points."3.1"]
+    max_score = 20                 # the exercise's points (default 10)
+    [points."3.1".checks]          # a check's weight; the weights are scaled to max_score
+    "sa_v2 is left unchanged" = 1
+
+Command-line options (``-e``, ``--seed``, ``--max-examples``, ``--call-timeout``, ...) override
+the file. ``Settings.fingerprint`` identifies everything that can change a grade: a submission
+graded under other settings is graded again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grader
+from grader.launcher import Limits
+from grader.properties import DEFAULT_SEED
+from grader.registry import BY_ID, EXERCISES
+
+CONFIG_NAME = "grading.toml"
+TOP_KEYS = ("exercises", "seed", "max_examples", "limits", "points")
+UNZIP_KEYS = {"unzip_mb": 64, "unzip_files": 2000}
+LIMIT_TYPES: dict[str, type] = {
+    f.name: (int if f.type in ("int", int) else float) for f in dataclasses.fields(Limits)
+}
+
+
+class ConfigError(Exception):
+    """A mistake in grading.toml or in the options; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a judge process needs to grade a submission of the batch (picklable)."""
+
+    exercises: tuple[str, ...] = tuple(e.id for e in EXERCISES)
+    seed: int = DEFAULT_SEED
+    max_examples: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    max_scores: dict[str, float] = field(default_factory=dict)
+    check_points: dict[str, dict[str, float]] = field(default_factory=dict)
+    unzip_mb: int = UNZIP_KEYS["unzip_mb"]
+    unzip_files: int = UNZIP_KEYS["unzip_files"]
+    sandbox: str = "default"  # "default" | "none" | "strict": how workers are isolated
+
+    def fingerprint(self) -> str:
+        """A hash of every setting that can change a grade (the sandbox mode cannot)."""
+        return hashlib.sha256(json.dumps(self.describe(), sort_keys=True).encode()).hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "grader_version": grader.__version__,
+            "exercises": list(self.exercises),
+            "seed": self.seed,
+            "max_examples": self.max_examples,
+            "limits": dataclasses.asdict(self.limits),
+            "max_scores": self.max_scores,
+            "check_points": self.check_points,
+            "unzip_mb": self.unzip_mb,
+            "unzip_files": self.unzip_files,
+        }
+
+
+def _where(source: str, key: str) -> str:
+    return f"{source}: {key}" if key else source
+
+
+def _unknown(source: str, table: str, key: str, allowed: list[str]) -> ConfigError:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f" (expected one of: {', '.join(allowed)})"
+    where = f"[{table}]" if table else "top level"
+    return ConfigError(f"{source}: unknown key {key!r} at {where}{hint}")
+
+
+def _number(
+    source: str, key: str, value: Any, kind: type = float, minimum: float | None = 0
+) -> Any:
+    ok = isinstance(value, int) if kind is int else isinstance(value, int | float)
+    if isinstance(value, bool) or not ok:
+        raise ConfigError(
+            f"{_where(source, key)} must be {'an integer' if kind is int else 'a number'}, "
+            f"not {value!r}"
+        )
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{_where(source, key)} must be at least {minimum:g}, not {value!r}")
+    return kind(value)
+
+
+def _exercise_ids(source: str, key: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value) or not value:
+        raise ConfigError(f"{_where(source, key)} must be a non-empty list of exercise ids")
+    for v in value:
+        if v not in BY_ID:
+            raise ConfigError(
+                f"{_where(source, key)}: unknown exercise {v!r}; choose from " + ", ".join(BY_ID)
+            )
+    return tuple(e.id for e in EXERCISES if e.id in value)
+
+
+def _limits(source: str, table: Any) -> tuple[dict[str, Any], dict[str, int]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: limits must be a table ([limits])")
+    limits, unzip = {}, {}
+    allowed = [*LIMIT_TYPES, *UNZIP_KEYS]
+    for key, value in table.items():
+        if key in UNZIP_KEYS:
+            unzip[key] = _number(source, f"limits.{key}", value, int, 1)
+        elif key in LIMIT_TYPES:
+            kind = LIMIT_TYPES[key]
+            limits[key] = _number(source, f"limits.{key}", value, kind, 1 if kind is int else 0)
+            if limits[key] == 0:
+                raise ConfigError(f"{source}: limits.{key} must be more than 0")
+        else:
+            raise _unknown(source, "limits", key, allowed)
+    return limits, unzip
+
+
+def _points(source: str, table: Any) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    if not isinstance(table, dict):
+        raise ConfigError(f'{source}: points must be a table of exercises ([points."3.1"])')
+    max_scores: dict[str, float] = {}
+    check_points: dict[str, dict[str, float]] = {}
+    for ex_id, spec in table.items():
+        if ex_id not in BY_ID:
+            raise ConfigError(
+                f"{source}: [points.{ex_id}]: unknown exercise {ex_id!r}; choose from "
+                + ", ".join(BY_ID)
+                + ' (quote the id: [points."3.1"])'
+            )
+        if not isinstance(spec, dict):
+            raise ConfigError(f'{source}: points."{ex_id}" must be a table')
+        for key, value in spec.items():
+            if key == "max_score":
+                max_scores[ex_id] = _number(source, f'points."{ex_id}".max_score', value)
+            elif key == "checks":
+                check_points[ex_id] = _check_points(source, ex_id, value)
+            else:
+                raise _unknown(source, f'points."{ex_id}"', key, ["max_score", "checks"])
+    return max_scores, check_points
+
+
+def _check_points(source: str, ex_id: str, table: Any) -> dict[str, float]:
+    from grader.judge import checks_for  # imports the check modules (and torch): only here
+
+    where = f'points."{ex_id}".checks'
+    if not isinstance(table, dict):
+        raise ConfigError(f"{source}: {where} must be a table of check names and points")
+    names = [c.name for c in checks_for(BY_ID[ex_id])]
+    out = {}
+    for name, value in table.items():
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.4)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"{source}: {where}: exercise {ex_id} has no check {name!r}{hint} "
+                f"(its checks: {'; '.join(names)})"
+            )
+        out[name] = _number(source, f"{where}.{name!r}", value)
+    return out
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The validated contents of a grading.toml, as ``Settings`` keyword arguments."""
+    source = str(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{source}: no such file") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: not valid TOML ({exc})") from None
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot be read ({exc.strerror})") from None
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "exercises":
+            out["exercises"] = _exercise_ids(source, key, value)
+        elif key == "seed":
+            out["seed"] = _number(source, key, value, int, None)
+        elif key == "max_examples":
+            out["max_examples"] = _number(source, key, value, int, 1)
+        elif key == "limits":
+            out["limits"], unzip = _limits(source, value)
+            out.update(unzip)
+        elif key == "points":
+            out["max_scores"], out["check_points"] = _points(source, value)
+        else:
+            raise _unknown(source, "", key, list(TOP_KEYS))
+    return out
+
+
+def build_settings(
+    config: dict[str, Any],
+    exercises: list[str] | None = None,
+    seed: int | None = None,
+    max_examples: int | None = None,
+    limits: dict[str, Any] | None = None,
+    sandbox: str = "default",
+) -> Settings:
+    """``Settings`` from a read config, with the command line's values taking precedence."""
+    values = dict(config)
+    if exercises:
+        values["exercises"] = _exercise_ids("-e", "", exercises)
+    if seed is not None:
+        values["seed"] = seed
+    if max_examples is not None:
+        if max_examples < 1:
+            raise ConfigError("--max-examples must be at least 1")
+        values["max_examples"] = max_examples
+    merged_limits = {**values.pop("limits", {}), **(limits or {})}
+    return Settings(**values, limits=Limits(**merged_limits), sandbox=sandbox)

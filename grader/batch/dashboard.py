@@ -1,0 +1,173 @@
+"""index.html: the class dashboard, rendered from gradebook.sqlite with
+``templates/dashboard.html.j2``.
+
+It shows the class summary, a histogram of total scores and each check's failure rate (both
+inline SVG), and a table of submissions, sortable by any column, linking to each report. The
+page is self-contained: no script, style sheet or font is fetched from anywhere.
+Failure rates count the submissions that were graded (not those that could not be read).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import jinja2
+
+import grader
+from grader.batch.gradebook import exercise_ids, number
+from grader.batch.ledger import atomic_write
+from grader.registry import BY_ID
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+BINS = 10
+HIST_W, HIST_H, HIST_PAD, HIST_TOP = 520, 200, 30, 18
+RATE_W, RATE_ROW, RATE_LABEL = 260, 22, 400
+
+
+@dataclass
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    count: int
+    label: str
+
+
+@dataclass
+class CheckRate:
+    exercise_id: str
+    name: str
+    failed: int
+    total: int
+    y: float
+    width: float
+
+    @property
+    def percent(self) -> str:
+        return f"{100 * self.failed / self.total:.0f}%" if self.total else "-"
+
+
+def template_environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def histogram(fractions: list[float]) -> list[Bar]:
+    """Total scores as fractions of the maximum, in ``BINS`` bins (100% in the last)."""
+    counts = [0] * BINS
+    for f in fractions:
+        counts[min(BINS - 1, max(0, int(f * BINS)))] += 1
+    tallest = max(counts) or 1
+    width = HIST_W / BINS
+    bars = []
+    for i, count in enumerate(counts):
+        height = (HIST_H - HIST_PAD - HIST_TOP) * count / tallest
+        label = f"{100 * i // BINS}-{100 * (i + 1) // BINS}%"
+        bars.append(Bar(i * width + 2, HIST_H - HIST_PAD - height, width - 4, height, count, label))
+    return bars
+
+
+def check_rates(db: sqlite3.Connection) -> list[CheckRate]:
+    rows = db.execute(
+        """
+        SELECT c.exercise_id, c.name, MIN(c.position),
+               SUM(CASE WHEN c.passed THEN 0 ELSE 1 END), COUNT(*)
+        FROM checks AS c JOIN submissions AS s ON s.name = c.submission
+        WHERE s.graded
+        GROUP BY c.exercise_id, c.name
+        """
+    ).fetchall()
+    rows.sort(key=lambda r: (r[0], r[2]))
+    return [
+        CheckRate(ex, name, failed, total, i * RATE_ROW, RATE_W * failed / total if total else 0)
+        for i, (ex, name, _, failed, total) in enumerate(rows)
+    ]
+
+
+def context(db: sqlite3.Connection, title: str) -> dict:
+    ids = exercise_ids(db)
+    scores = {
+        (s, e): (v, m, st)
+        for s, e, v, m, st in db.execute(
+            "SELECT submission, exercise_id, score, max_score, status FROM exercises"
+        )
+    }
+    meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    rows = []
+    for name, score, max_score, status, reason, graded, result_path, report_path in db.execute(
+        "SELECT name, score, max_score, status, reason, graded, result_path, report_path "
+        "FROM submissions ORDER BY name"
+    ):
+        rows.append(
+            {
+                "name": name,
+                "href": quote(report_path or result_path),
+                "json_href": quote(result_path),
+                "score": score,
+                "score_text": number(score),
+                "max_score": number(max_score),
+                "percent": 100 * score / max_score if max_score else 0.0,
+                "status": status,
+                "reason": reason,
+                "graded": bool(graded),
+                "exercises": [
+                    {
+                        "score": scores[(name, i)][0],
+                        "text": number(scores[(name, i)][0]),
+                        "status": scores[(name, i)][2],
+                    }
+                    if (name, i) in scores
+                    else None
+                    for i in ids
+                ],
+            }
+        )
+    graded = [r for r in rows if r["graded"]]
+    fractions = [r["percent"] / 100 for r in graded]
+    rates = check_rates(db)
+    return {
+        "title": title,
+        "grader_version": meta.get("grader_version", grader.__version__),
+        "seed": meta.get("seed", ""),
+        "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],
+        "rows": rows,
+        "summary": {
+            "submissions": len(rows),
+            "graded": len(graded),
+            "errors": sum(r["status"] == "error" for r in rows),
+            "passed": sum(r["status"] == "passed" for r in rows),
+            "mean": f"{100 * statistics.fmean(fractions):.0f}%" if fractions else "-",
+            "median": f"{100 * statistics.median(fractions):.0f}%" if fractions else "-",
+        },
+        "hist": {
+            "bars": histogram(fractions),
+            "width": HIST_W,
+            "height": HIST_H,
+            "axis_y": HIST_H - HIST_PAD,
+        },  # fmt: skip
+        "rates": {
+            "rows": rates,
+            "bar_width": RATE_W,
+            "label_width": RATE_LABEL,
+            "row": RATE_ROW,
+            "height": max(1, len(rates)) * RATE_ROW,
+        },  # fmt: skip
+    }
+
+
+def render_dashboard(db: sqlite3.Connection, title: str = "Class dashboard") -> str:
+    return template_environment().get_template("dashboard.html.j2").render(context(db, title))
+
+
+def write_dashboard(db: sqlite3.Connection, path: Path, title: str = "Class dashboard") -> None:
+    atomic_write(path, render_dashboard(db, title))

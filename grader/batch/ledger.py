@@ -1,0 +1,243 @@
+"""OUT's files and its SQLite database: what has been graded, written so that a crash at any
+moment leaves either the old state or the new one, never half of a row.
+
+Per submission the batch writes, in this order: ``results/NAME.json`` and
+``reports/NAME.html`` (each to a temporary file, then renamed over the old one), then one
+transaction that replaces the submission's rows in ``gradebook.sqlite``. A submission counts as
+done only when its row is there with the content hash of what is in DIR now and the
+fingerprint of the current settings, so a batch killed with ``kill -9`` and started again
+grades exactly what is missing or changed. The database runs in WAL mode while the batch runs
+and is turned back into a single file when it ends.
+
+The schema (see docs/batch.md for example queries)::
+
+    meta(key, value)
+    submissions(name, source, kind, content_hash, settings_hash, status, reason, graded,
+                score, max_score, grader_version, torch_version, seed, duration_s, result_path,
+                report_path)
+    exercises(submission, exercise_id, title, score, max_score, status)
+    checks(submission, exercise_id, position, name, points, max_points, passed, message,
+           counterexample, reproduce)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DB_NAME = "gradebook.sqlite"
+RESULTS, REPORTS, SCRATCH = "results", "reports", ".work"
+DB_SCHEMA_VERSION = "1"
+FILE_MODE = 0o644  # what open() would give under the usual umask (mkstemp gives 0o600)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS submissions (
+    name           TEXT PRIMARY KEY,
+    source         TEXT NOT NULL,
+    kind           TEXT NOT NULL CHECK (kind IN ('folder', 'zip', 'notebook', 'other')),
+    content_hash   TEXT,
+    settings_hash  TEXT NOT NULL,
+    status         TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error')),
+    reason         TEXT NOT NULL,
+    graded         INTEGER NOT NULL CHECK (graded IN (0, 1)),
+    score          REAL NOT NULL,
+    max_score      REAL NOT NULL,
+    grader_version TEXT NOT NULL,
+    torch_version  TEXT NOT NULL,
+    seed           INTEGER NOT NULL,
+    duration_s     REAL NOT NULL,
+    result_path    TEXT NOT NULL,
+    report_path    TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS exercises (
+    submission  TEXT NOT NULL REFERENCES submissions (name) ON DELETE CASCADE,
+    exercise_id TEXT NOT NULL,
+    title       TEXT NOT NULL,
+    score       REAL NOT NULL,
+    max_score   REAL NOT NULL,
+    status      TEXT NOT NULL,
+    PRIMARY KEY (submission, exercise_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checks (
+    submission     TEXT NOT NULL,
+    exercise_id    TEXT NOT NULL,
+    position       INTEGER NOT NULL,
+    name           TEXT NOT NULL,
+    points         REAL NOT NULL,
+    max_points     REAL NOT NULL,
+    passed         INTEGER NOT NULL CHECK (passed IN (0, 1)),
+    message        TEXT NOT NULL,
+    counterexample TEXT,
+    reproduce      TEXT,
+    PRIMARY KEY (submission, exercise_id, position),
+    FOREIGN KEY (submission, exercise_id)
+        REFERENCES exercises (submission, exercise_id) ON DELETE CASCADE
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS checks_by_name ON checks (exercise_id, name, passed);
+"""
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``path`` so that readers (and a crash) see the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+def write_report(result_dict: dict, path: Path) -> bool:
+    """Render the HTML report of one result to ``path`` atomically; False without the renderer."""
+    try:
+        from grader.report_html import write_html
+    except ImportError:
+        return False
+    from grader.result import from_dict
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, FILE_MODE)
+    os.close(fd)
+    try:
+        write_html(from_dict(result_dict), Path(tmp))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def insert_rows(db: sqlite3.Connection, row: dict[str, Any], result: dict) -> None:
+    """The submission's rows (inside the caller's transaction), replacing any old ones."""
+    db.execute("DELETE FROM submissions WHERE name = ?", (row["name"],))
+    columns = ", ".join(row)
+    marks = ", ".join("?" for _ in row)
+    db.execute(f"INSERT INTO submissions ({columns}) VALUES ({marks})", tuple(row.values()))
+    for ex in result["exercises"]:
+        db.execute(
+            "INSERT INTO exercises VALUES (?, ?, ?, ?, ?, ?)",
+            (row["name"], ex["id"], ex["title"], ex["score"], ex["max_score"], ex["status"]),
+        )
+        for position, c in enumerate(ex["checks"]):
+            db.execute(
+                "INSERT INTO checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row["name"], ex["id"], position, c["name"], c["points"], c["max_points"],
+                    int(c["passed"]), c["message"],
+                    None if c["counterexample"] is None else json.dumps(c["counterexample"]),
+                    c["reproduce"],
+                ),
+            )  # fmt: skip
+
+
+class Ledger:
+    """OUT: where results, reports and the gradebook database live."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        out.mkdir(parents=True, exist_ok=True)
+        self.db = connect(out / DB_NAME)
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")
+        self.db.executescript(SCHEMA)
+
+    @property
+    def scratch(self) -> Path:
+        return self.out / SCRATCH
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", values.items())
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES ('db_schema', ?)", (DB_SCHEMA_VERSION,))
+        self.db.execute("COMMIT")
+
+    def done(self, name: str, content_hash: str, settings_hash: str) -> bool:
+        """Whether ``name`` is graded, from these contents and under these settings."""
+        row = self.db.execute(
+            "SELECT content_hash, settings_hash, result_path FROM submissions WHERE name = ?",
+            (name,),
+        ).fetchone()
+        return (
+            row is not None
+            and row[0] == content_hash
+            and row[1] == settings_hash
+            and (self.out / row[2]).is_file()
+        )
+
+    def record(self, row: dict[str, Any], result: dict, render_report: bool = True) -> None:
+        """Write the result's JSON and HTML, then its rows in one transaction.
+
+        ``row`` holds the ``submissions`` columns that do not come from the result (``name``,
+        ``source``, ``kind``, ``content_hash``, ``settings_hash``, ``status``, ``reason``,
+        ``graded``)."""
+        name = row["name"]
+        result_path = f"{RESULTS}/{name}.json"
+        atomic_write(self.out / result_path, json.dumps(result, indent=2) + "\n")
+        report_path = f"{REPORTS}/{name}.html"
+        if not (render_report and write_report(result, self.out / report_path)):
+            report_path = None
+        full = {
+            **row,
+            **{k: result[k] for k in ("score", "max_score", "grader_version", "torch_version",
+                                       "seed", "duration_s")},
+            "result_path": result_path,
+            "report_path": report_path,
+        }  # fmt: skip
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            insert_rows(self.db, full, result)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def prune(self, keep: set[str]) -> list[str]:
+        """Forget submissions that are no longer in DIR (or in this shard), and delete every
+        file in results/ and reports/ that no row points to (e.g. left by a crash)."""
+        gone = [n for (n,) in self.db.execute("SELECT name FROM submissions") if n not in keep]
+        for name in gone:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute("DELETE FROM submissions WHERE name = ?", (name,))
+            self.db.execute("COMMIT")
+        wanted = {
+            self.out / rel
+            for row in self.db.execute("SELECT result_path, report_path FROM submissions")
+            for rel in row
+            if rel
+        }
+        for folder in (self.out / RESULTS, self.out / REPORTS, self.out):
+            if not folder.is_dir():
+                continue
+            for path in folder.iterdir():
+                leftover = path.name.startswith(".") and path.name.endswith(".tmp")
+                if path.is_file() and (leftover or (folder != self.out and path not in wanted)):
+                    path.unlink(missing_ok=True)
+        return gone
+
+    def close(self) -> None:
+        """Fold the write-ahead log back in: gradebook.sqlite is then one self-contained file."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self.db.execute("PRAGMA journal_mode = DELETE")
+        self.db.close()

@@ -1,0 +1,194 @@
+"""The batch's judge processes: a few long-lived processes that grade submissions in parallel.
+
+Each judge process is started once per batch (``spawn``: a clean interpreter, whatever threads
+the main process runs), imports torch and the checks once, limits torch to one thread (the
+processes already fill the cores), and owns one worker starter: the warm fork server of
+``grader.sandbox`` when it is there, so that no submission pays for an import of torch.
+Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
+
+Hypothesis and the reference computations are pure Python under the GIL, so processes, not
+threads, are what make a batch faster (``bench/bench_batch.py --threads`` measures both).
+
+A judge process that dies (the grader itself crashing or running out of memory) costs only
+the submissions it held: they are tried again in a fresh pool, and after ``MAX_ATTEMPTS``
+recorded as errors to grade again on the next run. A judge process whose parent is gone
+(``kill -9`` of the batch) exits by itself.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+
+from grader.batch.config import Settings
+from grader.batch.entries import Entry
+from grader.batch.intake import encoding_problem, open_entry
+from grader.submission import Submission, SubmissionError
+
+MAX_ATTEMPTS = 2
+_STARTER = None  # the worker starter of this judge process (set by ``_init``)
+
+
+@dataclass(frozen=True)
+class Job:
+    entry: Entry
+    scratch: Path  # a folder inside OUT this job may unpack into (removed when done)
+    settings: Settings
+
+
+@dataclass
+class Outcome:
+    name: str
+    result: dict  # the schema-1 result
+    status: str  # "passed" | "failed" | "error"
+    reason: str  # why status is "error" ("" otherwise)
+    retry: bool = False  # the grader itself failed: grade this entry again on the next run
+    graded: bool = True  # False: the entry could not be read, no student code ran
+
+
+def make_starter(sandbox: str):
+    """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
+    from grader.cli import starter_from
+    from grader.judge import default_starter
+
+    chosen = starter_from(
+        SimpleNamespace(no_sandbox=sandbox == "none", strict_sandbox=sandbox == "strict")
+    )
+    return chosen or default_starter()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(3)
+
+
+def _init(sandbox: str, parent: int) -> None:
+    global _STARTER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    import torch
+
+    torch.set_num_threads(1)
+    _STARTER = make_starter(sandbox)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _grade(submission: Submission, settings: Settings, start=None):
+    from grader.judge import grade
+
+    return grade(
+        submission,
+        list(settings.exercises),
+        seed=settings.seed,
+        max_examples=settings.max_examples,
+        limits=settings.limits,
+        start=start or _STARTER,
+        max_scores=settings.max_scores,
+        check_points=settings.check_points,
+    )
+
+
+def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
+    """The row of an entry that could not be graded: every exercise an error with the reason."""
+    empty = Submission(job.entry.name, job.scratch, {})
+    from grader.launcher import start_spawn  # never called: with no files no worker starts
+
+    result = _grade(empty, job.settings, start_spawn)  # every exercise "missing"
+    for ex in result.exercises:
+        ex.status = "error"
+        for check in ex.checks:
+            check.message = f"not graded: {reason}"
+    result.duration_s = 0.0
+    return Outcome(job.entry.name, result.to_dict(), "error", reason, retry, graded=False)
+
+
+def grade_job(job: Job) -> Outcome:
+    """Grade one entry; never raises for anything the entry holds."""
+    settings = job.settings
+    try:
+        submission = open_entry(
+            job.entry, job.scratch, settings.unzip_mb * 2**20, settings.unzip_files
+        )
+    except SubmissionError as exc:
+        shutil.rmtree(job.scratch, ignore_errors=True)
+        return not_graded(job, str(exc))
+    except Exception as exc:  # a bug of ours, not the student's: grade it again next time
+        shutil.rmtree(job.scratch, ignore_errors=True)
+        return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
+    try:
+        reason = encoding_problem(submission) or ""
+        result = _grade(submission, settings)
+    except Exception as exc:
+        return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)
+    finally:
+        submission.cleanup()
+        shutil.rmtree(job.scratch, ignore_errors=True)
+    status = "error" if reason else ("passed" if result.all_passed else "failed")
+    return Outcome(job.entry.name, result.to_dict(), status, reason)
+
+
+def _terminate(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.kill()
+
+
+def run_jobs(
+    jobs: list[Job], processes: int, sandbox: str, on_outcome: Callable[[Outcome], None]
+) -> None:
+    """Grade ``jobs`` in ``processes`` judge processes, calling ``on_outcome`` (in this
+    process) as each finishes."""
+    pending = list(jobs)
+    attempts: Counter[str] = Counter()
+    context = multiprocessing.get_context("spawn")
+    while pending:
+        broken: list[Job] = []
+        pool = ProcessPoolExecutor(
+            max_workers=max(1, min(processes, len(pending))),
+            mp_context=context,
+            initializer=_init,
+            initargs=(sandbox, os.getpid()),
+        )
+        try:
+            futures: dict[Future, Job] = {pool.submit(grade_job, job): job for job in pending}
+            waiting = set(futures)
+            while waiting:
+                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: futures[f].entry.name):
+                    job = futures[future]
+                    try:
+                        outcome = future.result()
+                    except BrokenProcessPool:
+                        broken.append(job)
+                        continue
+                    except Exception as exc:  # e.g. a result that cannot be sent back
+                        outcome = not_graded(
+                            job, f"the grader failed on it ({type(exc).__name__})", True
+                        )
+                    on_outcome(outcome)
+        except BaseException:
+            _terminate(pool)
+            raise
+        pool.shutdown(wait=True)
+        pending = []
+        for job in broken:
+            attempts[job.entry.name] += 1
+            if attempts[job.entry.name] < MAX_ATTEMPTS:
+                pending.append(job)
+            else:
+                on_outcome(
+                    not_graded(job, "the grader's judge process died while grading it", True)
+                )

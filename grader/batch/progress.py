@@ -1,0 +1,48 @@
+"""Progress of a batch: a tqdm bar (done/total, failures, ETA) on a terminal, else one plain
+line per submission (for logs, CI and Slurm output files)."""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from grader.batch.gradebook import number
+
+
+class Progress:
+    def __init__(self, total: int, already: int = 0, stream: TextIO | None = None):
+        self.stream = stream or sys.stdout
+        self.total = total
+        self.count = already
+        self.failed = 0
+        self.errors = 0
+        self.bar = None
+        if self.stream.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(
+                total=total, initial=already, unit="sub", file=self.stream, dynamic_ncols=True,
+                desc="grading", bar_format="{desc} {bar} {n_fmt}/{total_fmt} "
+                "[{elapsed}<{remaining}, {rate_fmt}]{postfix}",
+            )  # fmt: skip
+
+    def update(self, name: str, status: str, score: float, max_score: float, reason: str) -> None:
+        self.count += 1
+        self.failed += status == "failed"
+        self.errors += status == "error"
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"failed {self.failed}, errors {self.errors}", refresh=False)
+            self.bar.update(1)
+            return
+        width = len(str(self.total))
+        line = (
+            f"[{self.count:>{width}}/{self.total}] {name}: {number(score)}/{number(max_score)} "
+            f"{status}"
+        )
+        if reason:
+            line += f" ({reason})"
+        print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

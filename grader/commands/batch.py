@@ -1,0 +1,212 @@
+"""``grade batch DIR -o OUT``: grade every submission in DIR, in parallel, resumably.
+
+Writes, in OUT: ``results/NAME.json`` (schema 1) and ``reports/NAME.html`` per submission,
+``gradebook.csv``, ``gradebook.sqlite`` and ``index.html`` (the class dashboard). Run the same
+command again after a crash and it grades only what is missing or has changed since.
+
+Exit status: 0 when every submission was graded, 1 when some could not be (rows with status
+error), 2 on a usage error or a failure of the grader itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from grader.cli import EXIT_FAILED, EXIT_PASSED, UsageError, add_grading_options
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="grade batch",
+        description="Grade every submission in DIR (folders with exercises/, .zip files of "
+        "one, notebooks): one JSON result and HTML report each, a gradebook (CSV and SQLite) "
+        "and a class dashboard in OUT. Resumable: run it again to finish an interrupted batch.",
+    )
+    p.add_argument("dir", type=Path, metavar="DIR", help="the folder of submissions")
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        required=True,
+        metavar="OUT",
+        help="where results, reports, the gradebook and the dashboard go",
+    )
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="submissions graded at once (default: the number of cores)",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a grading.toml (default: DIR/grading.toml when it exists)",
+    )
+    p.add_argument(
+        "-e",
+        "--exercise",
+        action="append",
+        dest="exercises",
+        metavar="ID",
+        help="grade only this exercise (3.1 ... 4.3); repeatable",
+    )
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="K/N",
+        help="grade only the K-th of N slices of DIR (1 <= K <= N), or 'auto' to "
+        "read it from a Slurm job array or GRADE_SHARD_INDEX/GRADE_SHARD_COUNT; "
+        "combine the shards' OUT folders with 'grade merge'",
+    )
+    p.add_argument("--title", default="Class dashboard", help="the dashboard's title")
+    add_grading_options(p)
+    return p
+
+
+def cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def settings_from(args: argparse.Namespace):
+    from grader.batch.config import CONFIG_NAME, ConfigError, build_settings, read_config
+
+    config_path = args.config or (args.dir / CONFIG_NAME)
+    try:
+        config = read_config(config_path) if args.config or config_path.is_file() else {}
+        limits = {
+            k: v
+            for k, v in {
+                "call_timeout_s": args.call_timeout,
+                "exercise_budget_s": args.exercise_budget,
+                "memory_mb": args.memory_mb,
+            }.items()
+            if v is not None
+        }
+        sandbox = "none" if args.no_sandbox else "strict" if args.strict_sandbox else "default"
+        return build_settings(
+            config, args.exercises, args.seed, args.max_examples, limits, sandbox
+        ), (config_path if config_path.is_file() else None)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def select_entries(args: argparse.Namespace, config_path: Path | None):
+    from grader.batch.entries import ShardError, discover, parse_shard, shard
+
+    skip = (args.out,) + ((config_path,) if config_path else ())
+    entries = discover(args.dir, skip)
+    if args.shard is None:
+        return entries, None
+    try:
+        k, n = parse_shard(args.shard)
+    except ShardError as exc:
+        raise UsageError(str(exc)) from None
+    return shard(entries, k, n), f"{k}/{n}"
+
+
+def finish(ledger, title: str) -> None:
+    """The class-level outputs, rebuilt from the database (so a resumed run writes the same)."""
+    from grader.batch.dashboard import write_dashboard
+    from grader.batch.gradebook import write_gradebook
+
+    write_gradebook(ledger.db, ledger.out / "gradebook.csv")
+    write_dashboard(ledger.db, ledger.out / "index.html", title)
+
+
+def summary_line(db) -> tuple[str, int]:
+    counts = dict(db.execute("SELECT status, COUNT(*) FROM submissions GROUP BY status"))
+    total = sum(counts.values())
+    parts = [f"{counts.get(s, 0)} {s}" for s in ("passed", "failed", "error")]
+    return f"{total} submission{'s' if total != 1 else ''}: " + ", ".join(parts), counts.get(
+        "error", 0
+    )
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    if not args.dir.is_dir():
+        raise UsageError(
+            f"{args.dir}: no such folder" if not args.dir.exists()
+            else f"{args.dir}: grade batch takes a folder of submissions"
+        )  # fmt: skip
+    jobs = cores() if args.jobs is None else args.jobs
+    if jobs < 1:
+        raise UsageError("-j must be at least 1")
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"{args.out}: exists and is not a folder")
+    settings, config_path = settings_from(args)
+    entries, shard_text = select_entries(args, config_path)
+
+    from grader.batch.entries import content_hash
+    from grader.batch.ledger import Ledger
+    from grader.batch.pool import Job, run_jobs
+    from grader.batch.progress import Progress
+
+    ledger = Ledger(args.out)
+    fingerprint = settings.fingerprint()
+    ledger.set_meta(
+        {
+            "settings_hash": fingerprint,
+            "settings": json.dumps(settings.describe(), sort_keys=True),
+            "exercises": json.dumps(list(settings.exercises)),
+            "grader_version": settings.describe()["grader_version"],
+            "seed": str(settings.seed),
+            "shard": shard_text or "",
+        }
+    )
+    shutil.rmtree(ledger.scratch, ignore_errors=True)
+    hashes = {e.name: content_hash(e) for e in entries}
+    todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
+    by_name = {e.name: e for e in entries}
+    progress = Progress(len(entries), len(entries) - len(todo))
+
+    def record(outcome) -> None:
+        entry = by_name[outcome.name]
+        ledger.record(
+            {
+                "name": entry.name,
+                "source": entry.path.name,
+                "kind": entry.kind,
+                "content_hash": None if outcome.retry else hashes[entry.name],
+                "settings_hash": fingerprint,
+                "status": outcome.status,
+                "reason": outcome.reason,
+                "graded": int(outcome.graded),
+            },
+            outcome.result,
+        )
+        progress.update(
+            entry.name, outcome.status, outcome.result["score"], outcome.result["max_score"],
+            outcome.reason,
+        )  # fmt: skip
+
+    try:
+        jobs_list = [Job(e, ledger.scratch / e.name, settings) for e in todo]
+        run_jobs(jobs_list, jobs, settings.sandbox, record)
+    finally:
+        progress.close()
+    ledger.prune({e.name for e in entries})
+    shutil.rmtree(ledger.scratch, ignore_errors=True)
+    finish(ledger, args.title)
+    line, errors = summary_line(ledger.db)
+    ledger.close()
+    reused = len(entries) - len(todo)
+    print(
+        f"{line} ({len(todo)} graded now, {reused} from an earlier run)"
+        + (f"; shard {shard_text}" if shard_text else "")
+    )
+    print(f"gradebook: {args.out / 'gradebook.csv'}  dashboard: {args.out / 'index.html'}")
+    sys.stdout.flush()
+    return EXIT_FAILED if errors else EXIT_PASSED
