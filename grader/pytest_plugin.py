@@ -128,6 +128,10 @@ class GradeSession:
                 item.add_marker("grade")
                 new.append(item)
         items[:0] = new
+        # Tell the reporters (counts, progress) about the items, as a collector would.
+        session.ihook.pytest_collectreport(
+            report=pytest.CollectReport(session.nodeid, "passed", None, new)
+        )
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
