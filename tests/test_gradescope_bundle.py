@@ -1,0 +1,171 @@
+"""``grade gradescope OUT.zip``: the autograder bundle, run in a simulated ``/autograder``
+(``AUTOGRADER_ROOT``) as Gradescope runs it: ``setup.sh`` once, ``run_autograder`` per upload.
+
+Most tests give the simulated root the development environment as its ``venv`` (what
+``setup.sh`` would build); the last one runs ``setup.sh`` for real, which installs torch into a
+new virtual environment (set GRADER_SKIP_INSTALL_TESTS=1 to skip it locally; CI runs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+from nbsupport import solution_notebook
+from support import CORPUS, ROOT, grade_folder, make_submission
+
+from grader.commands.release import distinctive_lines, solution_leaks
+from grader.registry import BY_ID, EXERCISES
+
+MAX_EXAMPLES = 4
+SKIP_INSTALL = pytest.mark.skipif(
+    os.environ.get("GRADER_SKIP_INSTALL_TESTS") == "1",
+    reason="GRADER_SKIP_INSTALL_TESTS=1: no fresh-venv install",
+)
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli",
+            "gradescope",
+            str(out),
+            "--max-examples",
+            str(MAX_EXAMPLES),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def unpack(bundle: Path, root: Path) -> None:
+    """What Gradescope does with the zip: extract it to source/ (keeping the executable
+    bits) and copy run_autograder to the root."""
+    source = root / "source"
+    with zipfile.ZipFile(bundle) as zf:
+        for info in zf.infolist():
+            target = source / info.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(zf.read(info))
+            target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
+    shutil.copy2(source / "run_autograder", root / "run_autograder")
+
+
+def simulated_root(tmp_path: Path, bundle: Path, venv: Path | None = None) -> Path:
+    root = tmp_path / "autograder"
+    unpack(bundle, root)
+    (root / "submission").mkdir()
+    (root / "venv").symlink_to(venv or Path(sys.prefix))
+    return root
+
+
+def run_autograder(root: Path) -> dict:
+    proc = subprocess.run(
+        [str(root / "run_autograder")],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=900,
+        env={**os.environ, "AUTOGRADER_ROOT": str(root)},
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_setup_and_run_autograder_sit_at_the_zip_root_and_are_executable(bundle):
+    with zipfile.ZipFile(bundle) as zf:
+        infos = {i.filename: i for i in zf.infolist()}
+    for name in ("setup.sh", "run_autograder"):
+        assert name in infos
+        assert (infos[name].external_attr >> 16) & 0o111, name
+    assert "package/pyproject.toml" in infos and "package/constraints.txt" in infos
+    assert not [n for n in infos if n.startswith(("package/tests/", "tests/"))]
+
+
+def test_the_bundle_holds_no_solution(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path)
+    assert solution_leaks(tmp_path, distinctive_lines(ROOT)) == []
+
+
+def test_six_loose_files_are_scored_as_grade_scores_them(bundle, tmp_path):
+    wrong = CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"
+    known = make_submission(tmp_path / "known", {"3.1": wrong})
+    expected = grade_folder(known, max_examples=MAX_EXAMPLES)
+    assert 0 < expected.score < expected.max_score
+
+    root = simulated_root(tmp_path, bundle)
+    for ex in EXERCISES:  # the six files, uploaded without their folder
+        shutil.copyfile(known / "exercises" / ex.filename, root / "submission" / ex.filename)
+    results = run_autograder(root)
+    assert results["score"] == pytest.approx(expected.score)
+    assert results["tests"], results
+    failed = {t.get("name", "") for t in results["tests"] if t.get("status") == "failed"}
+    assert any(BY_ID["3.1"].title in name or "3.1" in name for name in failed), failed
+
+
+def test_a_repository_or_zipped_folder_is_found_one_level_down(bundle, tmp_path):
+    root = simulated_root(tmp_path, bundle)
+    make_submission(root / "submission" / "my-clone")
+    (root / "submission" / "my-clone" / "README.md").write_text("my work\n")
+    assert run_autograder(root)["score"] == 60
+
+
+def test_a_notebook_upload_is_graded_and_the_cells_used_are_shown(bundle, tmp_path):
+    root = simulated_root(tmp_path, bundle)
+    solution_notebook(root / "submission" / "answers.ipynb", tagged=False)
+    results = run_autograder(root)
+    assert results["score"] == 60
+    assert "graded from cell" in results["output"]
+
+
+def test_an_upload_without_exercises_scores_zero_with_a_reason(bundle, tmp_path):
+    root = simulated_root(tmp_path, bundle)
+    (root / "submission" / "notes.txt").write_text("I did not do it\n")
+    results = run_autograder(root)
+    assert results["score"] == 0
+    assert "no exercise files found" in results["output"]
+    assert "ex3_1_weight_transfer.py" in results["output"]
+
+
+@SKIP_INSTALL
+def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission(bundle, tmp_path):
+    root = tmp_path / "autograder"
+    unpack(bundle, root)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""}
+    began = time.monotonic()
+    proc = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+        cwd=root / "source",
+    )
+    setup_s = time.monotonic() - began
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert (root / "venv" / "bin" / "grade").is_file()
+
+    known = make_submission(
+        root / "submission", {"3.1": CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"}
+    )
+    expected = grade_folder(known, max_examples=MAX_EXAMPLES)
+    began = time.monotonic()
+    results = run_autograder(root)
+    print(f"\nsetup.sh: {setup_s:.0f} s; run_autograder: {time.monotonic() - began:.1f} s")
+    assert results["score"] == pytest.approx(expected.score)
