@@ -231,3 +231,23 @@ def test_grade_on_a_notebook_prints_which_cells_were_used(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 10
     assert "note: 3.1: graded from cells" in proc.stderr
+
+
+def test_a_notebook_of_a_folders_files_is_graded_like_the_folder(tmp_path):
+    """The example submission (some answers right, some wrong), one file per untagged cell:
+    the same verdict for every check as the folder itself."""
+    folder = ROOT / "examples" / "submission"
+    cells = [("code", (folder / "exercises" / ex.filename).read_text()) for ex in EXERCISES]
+    path = write_notebook(tmp_path / "example.ipynb", cells)
+
+    def verdicts(p) -> dict:
+        sub = load_submission(p)
+        try:
+            result = grade(sub, max_examples=TEST_MAX_EXAMPLES)
+        finally:
+            sub.cleanup()
+        return {(e.id, c.name): c.passed for e in result.exercises for c in e.checks}
+
+    from_notebook, from_folder = verdicts(path), verdicts(folder)
+    assert from_notebook == from_folder
+    assert set(from_folder.values()) == {True, False}
