@@ -48,20 +48,29 @@ def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> S
         raise SubmissionError(text) from None
 
 
-def encoding_problem(submission: Submission) -> str | None:
-    """One line naming the first exercise file that is not text in its declared encoding
-    (UTF-8 unless a PEP 263 ``coding:`` line says otherwise), or ``None``."""
+def encoding_problems(submission: Submission) -> dict[str, str]:
+    """Exercise id -> one line, for each exercise file that is not text in its declared
+    encoding (UTF-8 unless a PEP 263 ``coding:`` line says otherwise).
+
+    Such a file is not run: whether Python accepts a stray byte (in a comment, say) depends on
+    its version, and a grade must not."""
+    problems = {}
     for ex_id, path in sorted(submission.files.items()):
+        name = f"exercises/{BY_ID[ex_id].filename}"
         data = path.read_bytes()
         try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            encoding, bad_cookie = tokenize.detect_encoding(io.BytesIO(data).readline)[0], None
+        except SyntaxError as exc:  # undecodable first lines, or a bad coding: line
+            encoding, bad_cookie = "utf-8", exc.msg
+        try:
             data.decode(encoding)
-        except SyntaxError as exc:  # a bad coding: line
-            return f"exercises/{BY_ID[ex_id].filename}: {exc.msg}"
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
-            return (
-                f"exercises/{BY_ID[ex_id].filename} is not {exc.encoding.upper()} text "
+            problems[ex_id] = (
+                f"{name} is not {exc.encoding.upper()} text "
                 f"(byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
             )
-    return None
+        else:
+            if bad_cookie:
+                problems[ex_id] = f"{name}: {bad_cookie}"
+    return problems

@@ -33,7 +33,7 @@ from types import SimpleNamespace
 
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
-from grader.batch.intake import encoding_problem, open_entry
+from grader.batch.intake import encoding_problems, open_entry
 from grader.submission import Submission, SubmissionError
 
 MAX_ATTEMPTS = 2
@@ -127,13 +127,20 @@ def grade_job(job: Job) -> Outcome:
         shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     try:
-        reason = encoding_problem(submission) or ""
+        problems = encoding_problems(submission)
+        submission.files = {k: v for k, v in submission.files.items() if k not in problems}
         result = _grade(submission, settings)
     except Exception as exc:
         return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)
     finally:
         submission.cleanup()
         shutil.rmtree(job.scratch, ignore_errors=True)
+    for ex in result.exercises:  # a file that is not text was not run: say why
+        if ex.id in problems:
+            ex.status = "error"
+            for check in ex.checks:
+                check.message = f"not graded: {problems[ex.id]}"
+    reason = "; ".join(problems.values())
     status = "error" if reason else ("passed" if result.all_passed else "failed")
     return Outcome(job.entry.name, result.to_dict(), status, reason)
 
