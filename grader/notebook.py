@@ -175,15 +175,16 @@ def _python_cell(index: int, count, tags: tuple[str, ...], source: str) -> Cell:
     try:
         ast.parse(source)
         return Cell(index, count, tags, source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         pass
     stripped, dropped = strip_magics(source)
     cell = Cell(index, count, tags, stripped, dropped)
     try:
         ast.parse(stripped)
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         line = getattr(exc, "lineno", None)
-        cell.error = f"{type(exc).__name__} at line {line}: {getattr(exc, 'msg', exc)}"
+        where = f" at line {line}" if line else ""
+        cell.error = f"{type(exc).__name__}{where}: {getattr(exc, 'msg', exc)}"
     return cell
 
 
@@ -214,12 +215,17 @@ def _root_name(node: ast.expr) -> str | None:
 
 def _outer_nodes(node: ast.AST):
     """``node`` and its descendants, without entering function, class or lambda bodies."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(
-            child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
-        ):
-            yield from _outer_nodes(child)
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(
+            child
+            for child in ast.iter_child_nodes(current)
+            if not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+            )
+        )
 
 
 def _mutated(node: ast.stmt) -> set[str]:
@@ -288,8 +294,9 @@ def _statement(
     st.is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
     try:
         table = symtable.symtable(text + "\n", "<cell>", "exec")
-    except SyntaxError:  # e.g. ``return`` outside a function: not a usable statement
-        return st
+        st.mutates = _mutated(node)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return st  # ``return`` outside a function, absurdly deep code: not a usable statement
     for sym in table.get_symbols():
         name = sym.get_name()
         if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
@@ -302,7 +309,6 @@ def _statement(
     st.uses_later = _global_uses(table) - st.defines
     if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
         st.data = set(st.defines)
-    st.mutates = _mutated(node)
     return st
 
 
@@ -319,7 +325,10 @@ def statements(cells: list[Cell]) -> list[Statement]:
             shares = (k > 0 and tree.body[k - 1].end_lineno == node.lineno) or (
                 k + 1 < len(tree.body) and tree.body[k + 1].lineno == node.end_lineno
             )
-            out.append(_statement(len(out), cell, node, lines, shares))
+            try:
+                out.append(_statement(len(out), cell, node, lines, shares))
+            except (RecursionError, MemoryError):
+                continue  # code too deep to analyse is code no exercise can use
     return out
 
 

@@ -251,3 +251,18 @@ def test_a_notebook_of_a_folders_files_is_graded_like_the_folder(tmp_path):
     from_notebook, from_folder = verdicts(path), verdicts(folder)
     assert from_notebook == from_folder
     assert set(from_folder.values()) == {True, False}
+
+
+def test_code_too_deep_to_parse_is_skipped_without_harming_the_rest(tmp_path):
+    cells = [
+        ("code", "x = " + "1+" * 200_000 + "1"),
+        ("code", "y = " + "(" * 5000 + ")" * 5000),
+        ("code", solution_source("3.1")),
+    ]
+    sub = notebook_submission(write_notebook(tmp_path / "deep.ipynb", cells))
+    try:
+        assert sorted(sub.files) == ["3.1"]
+        skipped = [n for n in sub.notes if "was skipped" in n]
+        assert len(skipped) == 2 and "cell 1" in skipped[0] and "cell 2" in skipped[1]
+    finally:
+        sub.cleanup()
