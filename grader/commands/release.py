@@ -191,8 +191,8 @@ pip install -c constraints.txt -e .
 ```
 
 `constraints.txt` pins the PyTorch version the grader expects. On Linux without a GPU, add
-`--extra-index-url {cpu_index}` to the `pip install` line: it installs the small CPU build
-of PyTorch instead of one with several GB of CUDA libraries.
+`--extra-index-url {cpu_index}` to the `pip install` line: it
+installs the small CPU build of PyTorch instead of one with several GB of CUDA libraries.
 
 ## Work on an exercise
 
@@ -223,14 +223,19 @@ could not read what you gave it).
 ## Read the report
 
 ```
-  3.1  Weight transfer from SelfAttention_v2 to v1   5.0/10  failed
+  3.1  Weight transfer from SelfAttention_v2 to v1    5.0/10    failed
   ...
 3.1 Weight transfer from SelfAttention_v2 to v1
   x sa_v1 computes what sa_v2 computes, for any d_in, d_out and input  (0/5)
-      sa_v1(x) after the transfer has shape (3, 2), expected (3, 4) ...
-      Counterexample: {{'d_in': 2, 'd_out': 4, 'n_tokens': 3, 'seed': 0}}
-      Hint: ...
-      Reproduce (paste into Python in your clone): ...
+      sa_v1(x) after the transfer (expected: sa_v2(x)) differs from the expected values ...
+      Expected: tensor([[ 0.0771, -0.1665]])
+      Got:      tensor([[-0.1445,  0.0016]])
+      Counterexample: {{'d_in': 2, 'd_out': 2, 'n_tokens': 1, 'seed': 0}}
+      Hint: nn.Linear(d_in, d_out) stores its weight with shape (d_out, d_in) ...
+      Reproduce (paste into Python in your clone):
+        import torch
+        ...
+Score: 5/10  (0 of 1 exercises passed, 1.3 s)
 ```
 
 - One line per exercise: its score and its status. `passed`: every check passed. `failed`:
