@@ -339,11 +339,9 @@ class _Index:
     def __init__(self, stmts: list[Statement]):
         self.stmts = stmts
         self.defs: dict[str, list[int]] = {}
-        self.data_defs: set[str] = set()
         for st in stmts:
             for name in st.defines:
                 self.defs.setdefault(name, []).append(st.order)
-            self.data_defs |= st.data
 
     def last_def(self, name: str, where: set[int] | None = None) -> int | None:
         found = [i for i in self.defs.get(name, []) if where is None or i in where]
