@@ -22,6 +22,7 @@ The schema (see docs/batch.md for example queries)::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -55,6 +56,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     seed           INTEGER NOT NULL,
     duration_s     REAL NOT NULL,
     result_path    TEXT NOT NULL,
+    result_sha256  TEXT NOT NULL,
     report_path    TEXT
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS exercises (
@@ -103,7 +105,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None)
+    db = sqlite3.connect(path, isolation_level=None, timeout=30.0)  # wait for other readers
     db.execute("PRAGMA foreign_keys = ON")
     return db
 
@@ -176,15 +178,16 @@ class Ledger:
     def done(self, name: str, content_hash: str, settings_hash: str) -> bool:
         """Whether ``name`` is graded, from these contents and under these settings."""
         row = self.db.execute(
-            "SELECT content_hash, settings_hash, result_path FROM submissions WHERE name = ?",
+            "SELECT content_hash, settings_hash, result_path, result_sha256 FROM submissions "
+            "WHERE name = ?",
             (name,),
         ).fetchone()
-        return (
-            row is not None
-            and row[0] == content_hash
-            and row[1] == settings_hash
-            and (self.out / row[2]).is_file()
-        )
+        if row is None or row[0] != content_hash or row[1] != settings_hash:
+            return False
+        try:  # the file is the one the row was written with (not one a crash left newer)
+            return hashlib.sha256((self.out / row[2]).read_bytes()).hexdigest() == row[3]
+        except OSError:
+            return False
 
     def record(self, row: dict[str, Any], result: dict, render_report: bool = True) -> None:
         """Write the result's JSON and HTML, then its rows in one transaction.
@@ -194,7 +197,8 @@ class Ledger:
         ``graded``)."""
         name = row["name"]
         result_path = f"{RESULTS}/{name}.json"
-        atomic_write(self.out / result_path, json.dumps(result, indent=2) + "\n")
+        text = json.dumps(result, indent=2) + "\n"
+        atomic_write(self.out / result_path, text)
         report_path = f"{REPORTS}/{name}.html"
         if not (render_report and write_report(result, self.out / report_path)):
             report_path = None
@@ -203,6 +207,7 @@ class Ledger:
             **{k: result[k] for k in ("score", "max_score", "grader_version", "torch_version",
                                        "seed", "duration_s")},
             "result_path": result_path,
+            "result_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
             "report_path": report_path,
         }  # fmt: skip
         self.db.execute("BEGIN IMMEDIATE")
@@ -238,6 +243,9 @@ class Ledger:
 
     def close(self) -> None:
         """Fold the write-ahead log back in: gradebook.sqlite is then one self-contained file."""
-        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        self.db.execute("PRAGMA journal_mode = DELETE")
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.db.execute("PRAGMA journal_mode = DELETE")
+        except sqlite3.OperationalError:  # someone has it open: it stays in WAL mode, intact
+            pass
         self.db.close()
