@@ -112,3 +112,22 @@ def test_never_overwrites_a_notebook_without_force(notebook_path):
     proc = run("notebook", str(notebook_path))
     assert proc.returncode == 2 and "--force" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_run_in_a_kernel_the_last_cell_grades_the_saved_notebook_and_shows_the_report(
+    notebook, tmp_path
+):
+    from nbclient import NotebookClient
+
+    nb = copy.deepcopy(notebook)
+    nb.cells = [c for c in nb.cells if "%pip install" not in c.source]  # installed already
+    nbformat.write(nb, str(tmp_path / "chapter34.ipynb"))  # the name the grading cell uses
+    NotebookClient(
+        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    outputs = nb.cells[-1].outputs
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "Score: 0/60" in printed and "not done yet" in printed
+    shown = [o.data["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert len(shown) == 1 and shown[0].startswith("<iframe srcdoc=")
+    assert (tmp_path / "grade-report.html").is_file()

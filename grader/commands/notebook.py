@@ -67,7 +67,9 @@ proc = subprocess.run(
     [sys.executable, "-m", "grader.cli", NOTEBOOK, "--html", str(REPORT)],
     capture_output=True, text=True,
 )
-print(proc.stdout or proc.stderr)
+print(proc.stdout)
+if proc.returncode == 2:  # the grader could not read the notebook
+    print(proc.stderr)
 if REPORT.is_file():
     page = html.escape(REPORT.read_text(encoding="utf-8"))
     display(HTML(f'<iframe srcdoc="{{page}}" style="width:100%;height:720px;border:1px solid #ccc">'
