@@ -47,6 +47,17 @@ def merge(*args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+GRADE = str(Path(sys.executable).with_name("grade"))
+
+
+def script(name: str, env: dict) -> subprocess.CompletedProcess:
+    """Run one of the example job scripts as its scheduler would, with ``env`` set."""
+    return subprocess.run(
+        ["bash", str(ROOT / "examples" / name)],
+        capture_output=True, text=True, cwd=ROOT, timeout=600, env={**os.environ, **env},
+    )  # fmt: skip
+
+
 def zip_folder(folder: Path, archive: Path, prefix: str) -> Path:
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         for path in sorted(folder.rglob("*.py")):
@@ -68,7 +79,8 @@ def make_class(root: Path) -> Path:
 
 
 def table_rows(db: sqlite3.Connection, table: str) -> list[tuple]:
-    columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})") if r[1] != "duration_s"]
+    measured = {"duration_s", "result_sha256"}  # a time, and the hash of a file holding it
+    columns = [r[1] for r in db.execute(f"PRAGMA table_info({table})") if r[1] not in measured]
     return db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY 1, 2").fetchall()
 
 
@@ -289,21 +301,30 @@ def test_other_settings_regrade_everything(klass, reference, tmp_path):
 
 
 def test_shards_merge_to_the_same_gradebook_as_one_run(klass, reference, tmp_path):
-    one = batch(str(klass), "-o", str(tmp_path / "s1"), "-j", "1", "--shard", "1/2", *FAST)
+    """Shard 1 of 2 as the example Slurm array task 0 runs it, shard 2 as a GitHub Actions
+    matrix job does (GRADE_SHARD_INDEX/COUNT), merged by the example Slurm merge job."""
+    subs = tmp_path / "subs"
+    shutil.copytree(klass, subs)
+    (subs / "grading.toml").write_text('exercises = ["3.1"]\nmax_examples = 2\n')  # = FAST
+    graded = tmp_path / "graded"
+    common = {"SUBMISSIONS": str(subs), "OUT": str(graded), "GRADE": GRADE}
+    slurm = {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2",
+             "SLURM_ARRAY_TASK_MIN": "0", "SLURM_CPUS_PER_TASK": "1"}  # fmt: skip
+    one = script("slurm-grade.sbatch", {**common, **slurm})
     assert one.returncode == 0, one.stderr
-    slurm = {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2",
-             "SLURM_ARRAY_TASK_MIN": "0"}  # fmt: skip
-    two = batch(str(klass), "-o", str(tmp_path / "s2"), "-j", "1", "--shard", "auto", *FAST,
-                env=slurm)  # fmt: skip
+    assert "shard 1/2" in one.stdout
+    github = {"GRADE_SHARD_INDEX": "1", "GRADE_SHARD_COUNT": "2"}
+    two = batch(str(subs), "-o", str(graded / "shard-1"), "-j", "1", "--shard", "auto",
+                env=github)  # fmt: skip
     assert two.returncode == 0, two.stderr
     assert "shard 2/2" in two.stdout
-    sizes = [len(gradebook(tmp_path / s)) for s in ("s1", "s2")]
+    sizes = [len(gradebook(graded / s)) for s in ("shard-0", "shard-1")]
     assert sorted(sizes) == [2, 3]
-    merged = merge(str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "all"))
+    merged = script("slurm-merge.sbatch", common)
     assert merged.returncode == 0, merged.stderr
-    assert state(tmp_path / "all") == state(reference)
-    again = merge(str(tmp_path / "s2"), str(tmp_path / "s1"), "-o", str(tmp_path / "all"))
-    assert again.returncode == 0 and state(tmp_path / "all") == state(reference)
+    assert state(graded / "merged") == state(reference)
+    again = merge(str(graded / "shard-1"), str(graded / "shard-0"), "-o", str(graded / "merged"))
+    assert again.returncode == 0 and state(graded / "merged") == state(reference)
 
 
 def test_merge_refuses_shards_graded_differently(reference, tmp_path):

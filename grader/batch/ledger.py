@@ -164,6 +164,7 @@ class Ledger:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript(SCHEMA)
+        self.report_errors: dict[str, str] = {}  # name -> why the renderer failed
 
     @property
     def scratch(self) -> Path:
@@ -199,9 +200,7 @@ class Ledger:
         result_path = f"{RESULTS}/{name}.json"
         text = json.dumps(result, indent=2) + "\n"
         atomic_write(self.out / result_path, text)
-        report_path = f"{REPORTS}/{name}.html"
-        if not (render_report and write_report(result, self.out / report_path)):
-            report_path = None
+        report_path = self._report(name, result) if render_report else None
         full = {
             **row,
             **{k: result[k] for k in ("score", "max_score", "grader_version", "torch_version",
@@ -217,6 +216,39 @@ class Ledger:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
+
+    def _report(self, name: str, result: dict) -> str | None:
+        """Render the report; a renderer that fails costs the report, never the batch."""
+        report_path = f"{REPORTS}/{name}.html"
+        try:
+            return report_path if write_report(result, self.out / report_path) else None
+        except Exception as exc:
+            self.report_errors[name] = f"{type(exc).__name__}: {exc}"
+            return None
+
+    def fill_reports(self) -> int:
+        """Render the reports that are missing (the renderer failed or was not there then)."""
+        missing = [
+            (name, result_path)
+            for name, result_path, report_path in self.db.execute(
+                "SELECT name, result_path, report_path FROM submissions ORDER BY name"
+            ).fetchall()
+            if not report_path or not (self.out / report_path).is_file()
+        ]
+        filled = 0
+        for name, result_path in missing:
+            try:
+                result = json.loads((self.out / result_path).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            report_path = self._report(name, result)
+            self.db.execute("BEGIN IMMEDIATE")
+            self.db.execute(
+                "UPDATE submissions SET report_path = ? WHERE name = ?", (report_path, name)
+            )
+            self.db.execute("COMMIT")
+            filled += report_path is not None
+        return filled
 
     def prune(self, keep: set[str]) -> list[str]:
         """Forget submissions that are no longer in DIR (or in this shard), and delete every

@@ -121,6 +121,13 @@ def finish(ledger, title: str) -> None:
     from grader.batch.dashboard import write_dashboard
     from grader.batch.gradebook import write_gradebook
 
+    ledger.fill_reports()
+    if ledger.report_errors:
+        print(
+            f"grade: warning: no HTML report for {len(ledger.report_errors)} submission(s); "
+            "first: {}: {}".format(*next(iter(ledger.report_errors.items()))),
+            file=sys.stderr,
+        )
     write_gradebook(ledger.db, ledger.out / "gradebook.csv")
     write_dashboard(ledger.db, ledger.out / "index.html", title)
 

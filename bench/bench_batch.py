@@ -1,0 +1,170 @@
+"""Benchmark: ``grade batch`` on a generated class against grading it one submission at a time.
+
+The class mixes the instructor solution with corpus mutants (tests/corpus: one exercise file
+replaced by a known-buggy or unusual-but-correct answer). Prints the batch's wall time and
+submissions per second, the wall time of running ``grade SUB`` for each submission in turn (a
+new process each, as a script looping over a class would), and their ratio (target: at most
+1/3). With ``--threads`` it also times the alternative design, threads in one judge process,
+and checks that it gives the same scores.
+
+    python bench/bench_batch.py [--size 50] [-j 2] [-e ID ...] [--max-examples N]
+                                [--one-by-one K] [--threads] [--keep DIR]
+
+Only public tools are used: this repository's ``grade`` and the Python standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def gradable_exercises() -> list[str]:
+    """The exercises whose check modules exist in this checkout."""
+    from grader.registry import EXERCISES
+
+    return [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.checks.{e.module}")]
+
+
+def make_class(folder: Path, size: int, exercises: list[str], seed: int = 1) -> dict[str, str]:
+    """``size`` submissions in ``folder``: about a third the plain solution, the rest one
+    corpus file swapped in. Returns name -> what it is."""
+    from support import corpus_cases, make_submission
+
+    rng = random.Random(seed)
+    cases = [c for c in corpus_cases() if c.exercise_id in exercises]
+    made = {}
+    for i in range(size):
+        name = f"student{i:03d}"
+        if not cases or rng.random() < 1 / 3:
+            make_submission(folder / name)
+            made[name] = "solution"
+        else:
+            case = rng.choice(cases)
+            make_submission(folder / name, {case.exercise_id: case.path})
+            made[name] = case.id
+    return made
+
+
+def wall(cmd: list[str], **kwargs) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
+                   check=False, **kwargs)  # fmt: skip
+    return time.perf_counter() - start
+
+
+def grading_args(args: argparse.Namespace) -> list[str]:
+    out = [x for e in args.exercises for x in ("-e", e)]
+    return out + (["--max-examples", str(args.max_examples)] if args.max_examples else [])
+
+
+def scores_of(out: Path) -> dict[str, float]:
+    return {p.stem: json.loads(p.read_text())["score"] for p in (out / "results").glob("*.json")}
+
+
+def thread_worker(argv: list[str]) -> None:
+    """The alternative design, timed from outside: threads sharing one judge process."""
+    p = argparse.ArgumentParser()
+    p.add_argument("klass", type=Path)
+    p.add_argument("-j", type=int)
+    p.add_argument("-e", action="append")
+    p.add_argument("--max-examples", type=int)
+    p.add_argument("--scores", type=Path)
+    a = p.parse_args(argv)
+    from grader.judge import default_starter, grade
+    from grader.submission import load_submission
+
+    start = default_starter()
+
+    def one(folder: Path) -> tuple[str, float]:
+        result = grade(load_submission(folder), a.e, max_examples=a.max_examples, start=start)
+        return folder.name, result.score
+
+    with ThreadPoolExecutor(a.j) as pool:
+        scores = dict(pool.map(one, sorted(a.klass.iterdir())))
+    a.scores.write_text(json.dumps(scores))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--size", type=int, default=50)
+    p.add_argument("-j", "--jobs", type=int, default=2)
+    p.add_argument("-e", "--exercise", action="append", dest="exercises", default=None)
+    p.add_argument("--max-examples", type=int, default=None)
+    p.add_argument(
+        "--one-by-one",
+        type=int,
+        default=None,
+        metavar="K",
+        help="time `grade` on K submissions only and extrapolate (default: all)",
+    )
+    p.add_argument(
+        "--threads",
+        action="store_true",
+        help="also time threads in one judge process instead of judge processes",
+    )
+    p.add_argument("--keep", type=Path, default=None, help="keep the class and OUT here")
+    args = p.parse_args()
+    args.exercises = args.exercises or gradable_exercises()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))
+    klass, out = work / "class", work / "out"
+    shutil.rmtree(klass, ignore_errors=True)
+    shutil.rmtree(out, ignore_errors=True)
+    made = make_class(klass, args.size, args.exercises)
+    mutants = sum(kind != "solution" for kind in made.values())
+    print(f"class: {args.size} submissions ({args.size - mutants} solution, {mutants} corpus "
+          f"mutants); exercises {' '.join(args.exercises)}; max-examples "
+          f"{args.max_examples or 'default'}; -j {args.jobs}")  # fmt: skip
+
+    grade_cmd = [sys.executable, "-m", "grader.cli"]
+    batch_s = wall([*grade_cmd, "batch", str(klass), "-o", str(out), "-j", str(args.jobs),
+                    *grading_args(args)])  # fmt: skip
+    batch_scores = scores_of(out)
+    assert len(batch_scores) == args.size, "the batch did not grade every submission"
+    print(f"batch -j {args.jobs}        {batch_s:8.1f} s  {args.size / batch_s:6.2f} submissions/s")
+
+    names = sorted(made)
+    sample = names[: args.one_by_one] if args.one_by_one else names
+    single = [wall([*grade_cmd, str(klass / n), "--format", "json", *grading_args(args)])
+              for n in sample]  # fmt: skip
+    one_by_one_s = sum(single) * len(names) / len(sample)
+    how = "" if len(sample) == len(names) else f" (timed {len(sample)}, extrapolated)"
+    print(f"one by one (grade) {one_by_one_s:8.1f} s  {args.size / one_by_one_s:6.2f} "
+          f"submissions/s{how}")  # fmt: skip
+    print(f"ratio batch/one-by-one {batch_s / one_by_one_s:6.2f}  (target <= 0.33)")
+
+    if args.threads:
+        scores_file = work / "thread-scores.json"
+        thread_cmd = [sys.executable, __file__, "--thread-worker", str(klass), "-j",
+                      str(args.jobs), "--scores", str(scores_file)]  # fmt: skip
+        thread_cmd += [x for e in args.exercises for x in ("-e", e)]
+        if args.max_examples:
+            thread_cmd += ["--max-examples", str(args.max_examples)]
+        thread_s = wall(thread_cmd)
+        thread_scores = json.loads(scores_file.read_text()) if scores_file.exists() else {}
+        same = thread_scores == batch_scores
+        print(f"threads in 1 judge {thread_s:8.1f} s  {args.size / thread_s:6.2f} "
+              f"submissions/s; processes are {thread_s / batch_s:.2f}x as fast; "
+              f"same scores as the batch: {'yes' if same else 'NO'}")  # fmt: skip
+    if args.keep is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--thread-worker":
+        thread_worker(sys.argv[2:])
+    else:
+        main()
