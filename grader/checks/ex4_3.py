@@ -23,6 +23,7 @@ from grader.checks.gpt_reference import (
     SPLIT_KEYS,
     config_source,
     reference_with_rates,
+    set_rates,
     split_config,
 )
 from grader.launcher import WorkerHandle
@@ -116,11 +117,11 @@ def same(a: Any, b: torch.Tensor) -> bool:
 def acting_places(got: torch.Tensor, ex: dict, x: torch.Tensor) -> list[str] | None:
     """The smallest set of places which, zeroed in the reference, gives the student's logits
     (None when no set does, or when no matching set is contained in all the others)."""
+    oracle, _ = reference_and_input(ex)
     matches = []
     for r in range(len(SPLIT_KEYS) + 1):
         for subset in itertools.combinations(SPLIT_KEYS, r):
-            cfg = {**ex["cfg"], **{k: 1.0 if k in subset else 0.0 for k in SPLIT_KEYS}}
-            oracle, _ = reference_and_input({**ex, "cfg": cfg})
+            set_rates(oracle, {k: 1.0 if k in subset else 0.0 for k in SPLIT_KEYS})
             if same(got, oracle_logits(oracle, x, True, ex["seed"])):
                 matches.append(list(subset))
     smallest = [m for m in matches if all(set(m) <= set(other) for other in matches)]
@@ -199,7 +200,12 @@ def check_isolated(key: str):
             "but your model's logits differ from the reference's"
         )
         acting = acting_places(got, ex, x) if isinstance(got, torch.Tensor) else None
-        if acting == []:
+        if isinstance(got, torch.Tensor) and got.isnan().any():
+            message += (
+                ". Your logits contain NaN: dropout with p = 1 must zero its input (a "
+                "hand-written x * mask / (1 - p) divides 0 by 0 there; nn.Dropout does not)"
+            )
+        elif acting == []:
             message += f". Your logits are the reference's without any dropout: {key} has no "
             message += "effect in your model"
         elif acting is not None:

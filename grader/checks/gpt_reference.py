@@ -101,11 +101,16 @@ def reference_with_rates(cfg: dict) -> GPTModel:
     Built exactly as ``REFERENCE_WITH_RATES_SOURCE`` builds it, so that snippets reproduce it.
     """
     base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
-    model = GPTModel({**base, "drop_rate": 0.0})
-    model.drop_emb.p = cfg["drop_rate_emb"]
+    return set_rates(GPTModel({**base, "drop_rate": 0.0}), cfg)
+
+
+def set_rates(model: GPTModel, rates: dict) -> GPTModel:
+    """Give each dropout of a reference model the rate of its place (``rates`` holds the
+    three 4.3 keys); returns ``model``."""
+    model.drop_emb.p = rates["drop_rate_emb"]
     for block in model.trf_blocks:
-        block.drop_shortcut.p = cfg["drop_rate_shortcut"]
-        block.att.dropout.p = cfg["drop_rate_attn"]
+        block.drop_shortcut.p = rates["drop_rate_shortcut"]
+        block.att.dropout.p = rates["drop_rate_attn"]
     return model
 
 
