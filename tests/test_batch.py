@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -153,6 +154,16 @@ def test_which_check_most_students_failed_is_one_query(reference):
     bob = json.loads((reference / "results" / "bob.json").read_text())
     bob_failed = [c["name"] for c in bob["exercises"][0]["checks"] if not c["passed"]]
     assert (exercise, failed) == ("3.1", 1) and check in bob_failed
+
+
+def test_the_example_queries_in_the_docs_run(reference):
+    docs = (ROOT / "docs" / "batch.md").read_text()
+    queries = [q for q in re.findall(r"```sql\n(.*?)```", docs, re.S) if q.startswith("SELECT")]
+    assert len(queries) == 2
+    db = sqlite3.connect(reference / "gradebook.sqlite")
+    most_failed, averages = (db.execute(q).fetchall() for q in queries)
+    assert most_failed and most_failed[0][0] == "3.1"
+    assert averages == [("3.1", 9.0, 10.0, 0)]  # four full marks and bob's 5 out of 10
 
 
 def test_html_report_per_submission(reference):
