@@ -321,6 +321,30 @@ def test_an_answer_that_builds_gpt2_xl_is_counted_without_memory(answer, tmp_pat
     assert "direct: refused" in proc.stdout
 
 
+TENSOR_SUM_ANSWER = """
+import torch
+from reference import TransformerBlock
+
+
+def feedforward_params(cfg):
+    return torch.tensor([p.numel() for p in TransformerBlock(cfg).ff.parameters()]).sum().item()
+
+
+def attention_params(cfg):
+    return sum(p.numel() for p in TransformerBlock(cfg).att.parameters())
+"""
+
+
+def test_a_count_made_with_a_tensor_is_told_about_the_meta_device(tmp_path):
+    answer = tmp_path / "tensor_sum.py"
+    answer.write_text(TENSOR_SUM_ANSWER)
+    folder = make_submission(tmp_path / "sub", {"4.1": answer})
+    (result,) = grade_folder(folder, ["4.1"], max_examples=2).exercises
+    check = failed_check(result, "feedforward_params counts")
+    assert "meta tensors" in check.message and "torch.device('meta')" in check.message
+    assert all(c.passed for c in result.checks if "attention_params" in c.name)
+
+
 # --- the known limit of 4.3 -------------------------------------------------------------------
 
 MANUAL_MASK_ANSWER = '''

@@ -14,6 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.checks.gpt_reference import (
+    ask_number,
     attention_count,
     config_source,
     feedforward_count,
@@ -31,17 +32,6 @@ def block_configs(qkv_bias: bool | None = None) -> st.SearchStrategy[dict]:
     if qkv_bias is None:
         return configs
     return configs.map(lambda cfg: {**cfg, "qkv_bias": qkv_bias})
-
-
-def ask_count(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
-    """The student's ``function(cfg)``, which must be a number."""
-    got = worker.call(function, cfg=cfg)
-    if isinstance(got, dict):
-        raise CheckFailed(
-            f"{function}(cfg) returned a {got.get('not_a_number')} ({got.get('repr')}), "
-            "not a number"
-        )
-    return got
 
 
 # A wrong count that differs from the right one by one of these offsets is a known mistake.
@@ -86,13 +76,13 @@ def compare_count(
 
 
 def check_feedforward(worker: WorkerHandle, cfg: dict) -> None:
-    got = ask_count(worker, "feedforward_params", cfg)
+    got = ask_number(worker, "feedforward_params", cfg)
     expected = feedforward_count(cfg)
     compare_count("feedforward_params", "ff", cfg, got, expected, feedforward_mistakes)
 
 
 def check_attention(worker: WorkerHandle, cfg: dict) -> None:
-    got = ask_count(worker, "attention_params", cfg)
+    got = ask_number(worker, "attention_params", cfg)
     expected = attention_count(cfg)
     compare_count("attention_params", "att", cfg, got, expected, attention_mistakes)
 

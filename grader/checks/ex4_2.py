@@ -13,7 +13,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.checks.gpt_reference import GPT2_SIZES, config_source, gpt2_config, model_count
+from grader.checks.gpt_reference import (
+    GPT2_SIZES,
+    ask_number,
+    config_source,
+    gpt2_config,
+    model_count,
+)
 from grader.launcher import WorkerHandle
 from grader.properties import Check, CheckFailed
 from grader.strategies import gpt_configs, large_gpt_configs
@@ -91,16 +97,6 @@ print("GPT_CONFIG_124M unchanged:", GPT_CONFIG_124M == original)
 
 
 # --- the counts -------------------------------------------------------------------------------
-
-
-def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
-    got = worker.call(function, cfg=cfg)
-    if isinstance(got, dict):
-        raise CheckFailed(
-            f"{function}(cfg) returned a {got.get('not_a_number')} ({got.get('repr')}), "
-            "not a number"
-        )
-    return got
 
 
 def total_mistakes(cfg: dict) -> list[tuple[int, str]]:

@@ -6,6 +6,8 @@ rebuild it.
   no memory) when it is not, and each config is counted once per process. The first ``meta``
   build in a process costs about a second (PyTorch then imports its symbolic-shape machinery);
   small configs, which most examples are, never pay it.
+- ``ask_number`` calls a student's counting function (4.1, 4.2), which the worker runs on the
+  ``meta`` device, and explains the errors that device causes.
 - The split-dropout oracle (4.3) is the reference ``GPTModel`` built with ``drop_rate=0`` whose
   ``nn.Dropout`` modules then get each place's own rate.
 """
@@ -17,6 +19,8 @@ from functools import lru_cache
 import torch
 from torch import nn
 
+from grader.launcher import StudentError, WorkerHandle
+from grader.properties import CheckFailed, explain_student_error
 from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
 
 # Modules holding more values than this (parameters and causal masks) are built on "meta".
@@ -85,6 +89,31 @@ def attention_count(cfg: dict) -> int:
 def model_count(cfg: dict) -> int:
     """Parameters of ``reference.GPTModel(cfg)`` (its output head is not tied)."""
     return _model_count(_key(cfg))
+
+
+# --- asking the student ----------------------------------------------------------------------
+
+META_NOTE = (
+    "The grader calls your function inside `with torch.device('meta')`, so that even GPT-2 XL "
+    "needs no memory; tensors created there have shapes but no values. Count with Python "
+    "ints, e.g. sum(p.numel() for p in model.parameters())."
+)
+
+
+def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
+    """The student's ``function(cfg)``, which must be a number."""
+    try:
+        got = worker.call(function, cfg=cfg)
+    except StudentError as exc:
+        if "meta" not in str(exc.info.get("message", "")):
+            raise
+        raise CheckFailed(f"{explain_student_error(exc.info)}\n{META_NOTE}") from None
+    if isinstance(got, dict):
+        raise CheckFailed(
+            f"{function}(cfg) returned a {got.get('not_a_number')} ({got.get('repr')}), "
+            "not a number"
+        )
+    return got
 
 
 # --- the split-dropout oracle -----------------------------------------------------------------
