@@ -98,7 +98,7 @@ def emit(result, args: argparse.Namespace) -> None:
     else:
         from grader import formats
 
-        formats.emit(args.format, result, sys.stdout)
+        formats.emit(args.format, result, sys.stdout, root=args.path)
 
 
 def run_grade(argv: list[str]) -> int:

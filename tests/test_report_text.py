@@ -1,0 +1,129 @@
+"""The terminal report: what it shows by default and with -v, that it fits a screen, its
+aligned table, colour only on a terminal without NO_COLOR, and student text kept inert."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from report_cases import CONTROL, HUGE, edge_result, real_results
+
+from grader import report_text
+from grader.formats.common import parse_message
+
+SCREEN = 24  # lines of a classic terminal
+TALL_SCREEN = 60  # lines of a tall terminal window
+
+
+class FakeTerminal(io.StringIO):
+    """A text stream that says it is a terminal."""
+
+    encoding = "utf-8"
+
+    def isatty(self) -> bool:
+        return True
+
+
+class AsciiStream(io.StringIO):
+    encoding = "ascii"
+
+
+@pytest.fixture(scope="module")
+def failing():
+    return real_results()["failing"]
+
+
+@pytest.fixture(scope="module")
+def passing():
+    return real_results()["passing"]
+
+
+def failed_checks(result):
+    return [c for ex in result.exercises for c in ex.checks if not c.passed]
+
+
+def test_failing_shows_the_evidence_but_not_the_snippet(failing):
+    text = report_text.render(failing)
+    (check,) = failed_checks(failing)
+    msg = parse_message(check.message)
+    assert check.name in text
+    assert f"Expected: {msg.expected}" in text and f"Got:      {msg.got}" in text
+    assert "Example:  d_in=" in text
+    assert "Hint: " + msg.hint.split()[0] in text
+    assert check.reproduce.splitlines()[0] not in text  # behind -v
+    assert "grade -v" in text
+    assert "Score 5/10 (50%)" in text and "2 of 3 checks passed" in text
+
+
+def test_verbose_adds_the_snippet(failing):
+    text = report_text.render(failing, verbose=True)
+    (check,) = failed_checks(failing)
+    for line in check.reproduce.strip().splitlines():
+        assert line.rstrip() in text
+    assert "grade -v" not in text
+
+
+def test_passing_is_short_and_says_so(passing):
+    text = report_text.render(passing)
+    assert "Score 10/10 (100%)" in text and "1 of 1 exercises passed" in text
+    assert "✓ passed" in text and "✗" not in text
+    assert len(text.splitlines()) <= 6
+
+
+def test_a_typical_failing_submission_fits_a_screen(failing):
+    assert len(report_text.render(failing).splitlines()) <= SCREEN
+    # Six exercises in every state, one with a 225,000-character message.
+    edge = report_text.render(edge_result())
+    assert len(edge.splitlines()) <= TALL_SCREEN
+    assert "more lines with -v" in edge
+    assert len(report_text.render(edge_result(), verbose=True)) < len(HUGE)  # clipped even so
+
+
+def test_every_exercise_once_in_an_aligned_table():
+    result = edge_result()
+    lines = report_text.render(result).splitlines()
+    rows = [line for line in lines if re.match(r"  \d\.\d  ", line)]
+    assert [r.split()[0] for r in rows] == [ex.id for ex in result.exercises]
+    assert len({r.index("/") for r in rows}) == 1  # scores aligned on the slash
+    assert len({r.index("█") if "█" in r else r.index("░") for r in rows}) == 1  # bars too
+    for ex, row in zip(result.exercises, rows, strict=True):
+        assert report_text.STATUS_LABEL[ex.status] in row
+
+
+def test_each_status_is_explained_once():
+    text = report_text.render(edge_result())
+    assert text.count("name 'torhc' is not defined") == 1  # error: one reason for both checks
+    assert text.count("was not found") == 1  # missing: said once
+    assert "1 more check(s) not run" in text  # timeout: the rest summed up
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, failing):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    tty = FakeTerminal()
+    report_text.write(failing, tty)
+    assert "\x1b[" in tty.getvalue()
+    pipe = io.StringIO()
+    report_text.write(failing, pipe)
+    assert "\x1b" not in pipe.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    tty = FakeTerminal()
+    report_text.write(failing, tty)
+    assert "\x1b" not in tty.getvalue()
+    assert "Score 5/10 (50%)" in tty.getvalue()
+
+
+def test_student_control_characters_are_shown_not_sent():
+    text = report_text.render(edge_result(), verbose=True)
+    assert "\x1b" not in text and "\x00" not in text and "\x07" not in text and "\r" not in text
+    assert "escape\\x1b[31m" in text and CONTROL.split()[0].replace("\x07", "\\x07") in text
+
+
+def test_a_stream_that_cannot_encode_unicode_gets_ascii():
+    stream = AsciiStream()
+    report_text.write(edge_result(), stream)
+    text = stream.getvalue()
+    text.encode("ascii")  # would raise on a stray character
+    assert "#" in text or "." in text  # the ASCII bars
+    assert "x failed" in text
