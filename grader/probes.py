@@ -136,12 +136,18 @@ def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: di
 # --- 3.2, 3.3 --------------------------------------------------------------------------------
 
 
-def _build_wrapper(module, state, d_in: int, context_length: int, dropout: float):
+def _build_wrapper(
+    module, state, d_in: int, context_length: int, dropout: float, seed: int | None = None
+):
+    if seed is not None:  # the reproduce snippet seeds torch the same way before building
+        torch.manual_seed(seed)
     m = module.make_2d_wrapper(d_in, context_length, dropout)
     return {"handle": _keep(state, m), "module": describe_module(m)}
 
 
-def _build_gpt2_attention(module, state):
+def _build_gpt2_attention(module, state, seed: int | None = None):
+    if seed is not None:
+        torch.manual_seed(seed)
     m = module.gpt2_small_attention()
     return {"handle": _keep(state, m), "module": describe_module(m)}
 
