@@ -71,7 +71,8 @@ def test_3_2(path, d_in, context, dropout, n):
     m = load(path).make_2d_wrapper(d_in, context, dropout)
     assert len(m.heads) == 2
     assert all(h.dropout.p == dropout and h.mask.shape == (context, context) for h in m.heads)
-    ref = MultiHeadAttentionWrapper(d_in, 1, context, dropout, num_heads=2)
+    bias = m.heads[0].W_query.bias is not None  # qkv_bias is not part of the task
+    ref = MultiHeadAttentionWrapper(d_in, 1, context, dropout, num_heads=2, qkv_bias=bias)
     ref.load_state_dict(m.state_dict())
     x = torch.rand(3, n, d_in)
     m.eval(), ref.eval()
