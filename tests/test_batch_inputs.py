@@ -1,8 +1,9 @@
 """The pieces of ``grade batch`` that need no grading: safe unzipping, reading entries,
-content hashes, shards, and grading.toml validation."""
+content hashes, shards, grading.toml validation and the progress display."""
 
 from __future__ import annotations
 
+import io
 import shutil
 import stat
 import struct
@@ -26,6 +27,7 @@ from grader.batch.entries import (
 )
 from grader.batch.extract import UnsafeZip, extract_zip, submission_root
 from grader.batch.intake import encoding_problems, open_entry
+from grader.batch.progress import Progress
 from grader.submission import SubmissionError, load_submission
 
 MiB = 2**20
@@ -329,3 +331,36 @@ def test_config_errors_are_one_clear_line(tmp_path, text, needle):
 def test_missing_config_file(tmp_path):
     with pytest.raises(ConfigError, match="no such file"):
         read_config(tmp_path / "nope.toml")
+
+
+# --- progress ----------------------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_bar_on_a_terminal():
+    stream = Terminal()
+    progress = Progress(4, already=1, stream=stream)
+    progress.update("alice", "failed", 5, 10, "")
+    progress.update("bob", "error", 0, 10, "bob.zip: not a valid zip file")
+    progress.update("carol", "passed", 10, 10, "")
+    progress.close()
+    text = stream.getvalue()
+    assert "4/4" in text and "failed 1, errors 1" in text
+    assert "<00:00" in text or "<?" in text  # the ETA field
+    assert "bob.zip" not in text  # a bar, not lines
+
+
+def test_plain_lines_when_not_a_terminal():
+    stream = io.StringIO()
+    progress = Progress(12, already=9, stream=stream)
+    progress.update("alice", "failed", 7.5, 10, "")
+    progress.update("bob", "error", 0, 10, "bob.zip: not a valid zip file")
+    progress.close()
+    assert stream.getvalue().splitlines() == [
+        "[10/12] alice: 7.5/10 failed",
+        "[11/12] bob: 0/10 error (bob.zip: not a valid zip file)",
+    ]

@@ -77,6 +77,9 @@ def _watch_parent(parent: int) -> None:
 def _init(sandbox: str, parent: int) -> None:
     global _STARTER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    # The judge processes already fill the cores: one thread each for torch, here and in the
+    # workers (whose fork server inherits the variable).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)

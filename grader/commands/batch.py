@@ -155,6 +155,12 @@ def main(argv: list[str]) -> int:
         raise UsageError(f"{args.out}: exists and is not a folder")
     settings, config_path = settings_from(args)
     entries, shard_text = select_entries(args, config_path)
+    if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
+        from grader.batch.pool import make_starter
+        from grader.sandbox import close_default_server
+
+        make_starter("strict")
+        close_default_server()
 
     from grader.batch.entries import content_hash
     from grader.batch.ledger import Ledger
