@@ -22,9 +22,11 @@ from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
 from grader import probes, wire
 from grader.checks import ex3_1, ex3_2, ex3_3
 from grader.checks.attention_rebuild import (
+    MAX_HEADS,
     judge_input,
     rebuild_mha,
     rebuild_wrapper,
+    reference_forward,
 )
 from grader.launcher import Limits, StudentError
 from grader.probes import describe_module
@@ -233,8 +235,6 @@ def test_mha_rebuild_needs_a_whole_number_of_heads():
 
 
 def test_rebuilt_reference_that_cannot_run_fails_the_check_not_the_judge():
-    from grader.checks.attention_rebuild import reference_forward
-
     with pytest.raises(CheckFailed, match="cannot run on an input of shape"):
         reference_forward(MultiHeadAttention(3, 4, 4, 0.0, 2).eval(), torch.rand(1, 2, 5))
 
@@ -374,3 +374,10 @@ def test_snippets_show_the_failure_with_the_mutant_and_success_with_the_solution
         assert bad in with_mutant[key], with_mutant[key]
         assert good in with_solution[key], with_solution[key]
         assert "RAISED" not in with_solution[key], with_solution[key]
+
+
+def test_wrapper_rebuild_refuses_absurd_head_counts_without_building_them():
+    state = {f"heads.{i}.W_query.weight": torch.zeros(1, 1) for i in range(MAX_HEADS + 1)}
+    description = {"class": "Huge", "state": state, "dropouts": {}}
+    with pytest.raises(CheckFailed, match=f"has {MAX_HEADS + 1} heads"):
+        rebuild_wrapper(description, "the module")

@@ -30,6 +30,11 @@ def judge_input(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     return torch.rand(shape, generator=torch.Generator().manual_seed(seed))
 
 
+# A wrapper with more heads than this is not rebuilt: it is wrong anyway (3.2 asks for two), and
+# rebuilding thousands of heads per example would stall the judge.
+MAX_HEADS = 64
+
+
 def shape_text(shape: Any) -> str:
     return "(" + ", ".join(str(int(n)) for n in shape) + ")"
 
@@ -172,6 +177,11 @@ def wrapper_config(description: dict, owner: str) -> dict:
             f"{owner} is a {description['class']} with no heads.0.W_query.weight in its "
             "state_dict(): the book's MultiHeadAttentionWrapper keeps one CausalAttention per "
             f"head in self.heads. Your module's state_dict() holds: {have}"
+        )
+    if num_heads > MAX_HEADS:
+        raise CheckFailed(
+            f"{owner} has {num_heads} heads; the grader rebuilds wrappers of at most "
+            f"{MAX_HEADS} heads (the exercise asks for 2)"
         )
     weight = _tensor(state, "heads.0.W_query.weight", 2, owner)
     mask = _tensor(state, "heads.0.mask", 2, owner)
