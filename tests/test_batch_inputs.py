@@ -137,6 +137,25 @@ def test_safe_zip_unpacks_and_its_submission_is_found(tmp_path):
     assert set(sub.files) == {"3.1", "3.2", "3.3", "4.1", "4.2", "4.3"}
 
 
+@pytest.mark.parametrize(
+    ("layout", "root"),
+    [
+        ({"exercises/ex3_1_weight_transfer.py": b""}, "."),
+        ({"ex3_1_weight_transfer.py": b"", "ex4_1_parameter_counts.py": b""}, "."),
+        ({"README.md": b"hi", "hw/alice/exercises/ex3_1_weight_transfer.py": b""}, "hw/alice"),
+        ({"alice/exercises/ex3_1_weight_transfer.py": b"", "alice/data.txt": b""}, "alice"),
+        ({"notes.txt": b"", "work/answers.ipynb": b"{}"}, "work/answers.ipynb"),
+        ({"a/exercises/ex3_1_weight_transfer.py": b"", "b/exercises/ex3_1_weight_transfer.py": b""},
+         "."),  # two submissions in one zip: not guessed
+    ],
+)  # fmt: skip
+def test_where_the_submission_lies_in_a_zip(tmp_path, layout, root):
+    for name, data in layout.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    assert submission_root(tmp_path) == (tmp_path / root if root != "." else tmp_path)
+
+
 def test_zip_without_a_submission_gets_one_reason(tmp_path):
     archive = zip_with(tmp_path / "bob.zip", [("notes/readme.txt", b"hello")])
     entry = Entry("bob", archive, "zip")

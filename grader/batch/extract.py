@@ -112,23 +112,34 @@ def _copy_member(
     return written
 
 
-def submission_root(folder: Path) -> Path:
-    """Where the submission lies in an unpacked zip: the first folder, going down through
-    folders that hold nothing but one folder (``alice/exercises/...`` -> ``alice``), that holds
-    ``exercises/`` or Python files; else a notebook alone in it."""
+def submission_root(folder: Path, depth: int = 4) -> Path:
+    """Where the submission lies in an unpacked zip: the folder that holds ``exercises/`` or
+    the exercise files (``alice/exercises/...`` -> ``alice``), found when it is the only one
+    within ``depth`` levels; else the only notebook there; else ``folder`` itself (and
+    ``load_submission`` says what is missing)."""
     from grader.registry import EXERCISES
 
     names = {e.filename for e in EXERCISES}
-    current = folder
-    while True:
-        visible = [p for p in current.iterdir() if not p.name.startswith(".")]
-        visible = [p for p in visible if p.name != IGNORED_TOP]
-        if (current / "exercises").is_dir() or any(p.name in names for p in visible):
-            return current
-        notebooks = [p for p in visible if p.suffix.lower() == ".ipynb" and p.is_file()]
-        if len(notebooks) == 1:
-            return notebooks[0]
-        if len(visible) == 1 and visible[0].is_dir():
-            current = visible[0]
+    roots: set[Path] = set()
+    notebooks: list[Path] = []
+    for path in _walk(folder, depth):
+        if path.is_dir() and path.name == "exercises":
+            roots.add(path.parent)
+        elif path.is_file() and path.name in names:
+            roots.add(path.parent if path.parent.name != "exercises" else path.parent.parent)
+        elif path.is_file() and path.suffix.lower() == ".ipynb":
+            notebooks.append(path)
+    if len(roots) == 1:
+        return roots.pop()
+    if not roots and len(notebooks) == 1:
+        return notebooks[0]
+    return folder
+
+
+def _walk(folder: Path, depth: int):
+    for path in sorted(folder.iterdir()):
+        if path.name.startswith(".") or path.name == IGNORED_TOP or path.is_symlink():
             continue
-        return current  # load_submission says what is missing
+        yield path
+        if path.is_dir() and depth > 1:
+            yield from _walk(path, depth - 1)
