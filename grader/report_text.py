@@ -2,9 +2,9 @@
 summary line.
 
 Kept to about a screenful for a typical failing submission: each exercise's first failure in
-full (message, expected/got, example, hint), its other failures on one line each; ``verbose``
-adds every failure's details and the snippets that reproduce them. Colour only on a terminal,
-never when ``NO_COLOR`` is set.
+full (message, expected/got, counterexample, hint), its other failures on a line or two, and
+the snippet that reproduces the first failure; ``verbose`` adds every failure's details and
+snippets. Colour only on a terminal, never when ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from grader.formats.common import (
     is_unrun,
     labelled,
     parse_message,
+    percent,
     points,
     shared_problem,
     visible,
@@ -43,6 +44,7 @@ BAR_WIDTH = 10
 MAX_WIDTH = 100
 BRIEF_LINES = 1  # lines of message shown for the further failures of an exercise
 EXAMPLE_CHARS = 600  # of a counterexample shown without -v
+SNIPPET_LINES = 20  # the first failure's snippet is shown without -v up to this length
 MESSAGE_LINES = 8  # lines of a first failure's message shown without -v
 SAME = "  (fails the same way)"
 NOT_DONE = "not done yet"
@@ -81,6 +83,7 @@ class _Style:
         self.icons = ICONS if unicode else ASCII_ICONS
         self.dot = "·" if unicode else "-"
         self.rule = "─" if unicode else "-"
+        self.snippet_due = True  # the first failure's snippet is shown even without -v
 
     def paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
@@ -130,7 +133,7 @@ def _table(result: GradeResult, st: _Style) -> list[str]:
 
 
 def _check_lines(
-    check: CheckResult, full: bool, verbose: bool, st: _Style, pts_w: int
+    ex_id: str, check: CheckResult, full: bool, verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     lines = _check_head(check, st, pts_w)
     msg = parse_message(visible(clip(check.message)))
@@ -148,15 +151,24 @@ def _check_lines(
         lines += ["      " + labelled("Got:      ", msg.got).replace("\n", "\n      ")]
     if check.counterexample is not None:
         example = visible(example_text(check.counterexample))
-        lines += st.wrap(example if verbose else clip(example, EXAMPLE_CHARS), 6, "Example:  ")
+        lines += st.wrap(
+            example if verbose else clip(example, EXAMPLE_CHARS), 6, "Counterexample: "
+        )
     if msg.hint:
         lines += [st.paint(line, "36") for line in st.wrap(msg.hint, 6, "Hint: ")]
     if msg.printed:
         lines.append("      Your code printed (last lines):")
         lines += ["        " + line for line in msg.printed.splitlines()]
-    if verbose and check.reproduce:
-        lines.append("      Reproduce it (paste into Python in your clone):")
-        lines += [("        " + line).rstrip() for line in check.reproduce.rstrip().splitlines()]
+    if check.reproduce and (verbose or st.snippet_due):
+        snippet = check.reproduce.rstrip().splitlines()
+        if verbose or len(snippet) <= SNIPPET_LINES:
+            lines.append("      Reproduce it (paste into Python in your clone):")
+            lines += [("        " + line).rstrip() for line in snippet]
+        else:
+            lines.append(
+                f"      Reproduce it: grade -v -e {ex_id} prints a {len(snippet)}-line snippet"
+            )
+        st.snippet_due = False
     return lines
 
 
@@ -207,7 +219,7 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
             lines += head
             continue
         seen.add(text)
-        lines += _check_lines(check, verbose or i == 0, verbose, st, pts_w)
+        lines += _check_lines(ex.id, check, verbose or i == 0, verbose, st, pts_w)
     if unrun:
         reason = unrun[0].message[len("not run:") :].strip()
         lines += st.wrap(f"{len(unrun)} more check(s) not run: {reason}", 2)
@@ -217,8 +229,8 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
 def _summary(result: GradeResult, st: _Style) -> str:
     checks = [c for ex in result.exercises for c in ex.checks]
     n_passed = sum(ex.status == "passed" for ex in result.exercises)
-    share = f" ({result.score / result.max_score:.0%})" if result.max_score else ""
-    total = f"Score {points(result.score)}/{points(result.max_score)}{share}"
+    share = f" ({percent(result.score, result.max_score)}%)" if result.max_score else ""
+    total = f"Score: {points(result.score)}/{points(result.max_score)}{share}"
     return (
         f"{st.paint(total, '1;32' if result.all_passed else '1')}  {st.dot}  {n_passed} of "
         f"{len(result.exercises)} exercises passed  {st.dot}  {sum(c.passed for c in checks)} "

@@ -12,7 +12,7 @@ from report_cases import CONTROL, HUGE, edge_result, real_results
 from grader import report_text
 from grader.formats.common import parse_message
 
-SCREEN = 24  # lines of a classic terminal
+SCREEN = 40  # lines: one failing exercise, its snippet included
 TALL_SCREEN = 60  # lines of a tall terminal window
 
 
@@ -43,30 +43,41 @@ def failed_checks(result):
     return [c for ex in result.exercises for c in ex.checks if not c.passed]
 
 
-def test_failing_shows_the_evidence_but_not_the_snippet(failing):
+def test_failing_shows_the_evidence_and_the_snippet(failing):
     text = report_text.render(failing)
     (check,) = failed_checks(failing)
     msg = parse_message(check.message)
     assert check.name in text
     assert f"Expected: {msg.expected}" in text and f"Got:      {msg.got}" in text
-    assert "Example:  d_in=" in text
+    assert "Counterexample: d_in=" in text
     assert "Hint: " + msg.hint.split()[0] in text
-    assert check.reproduce.splitlines()[0] not in text  # behind -v
-    assert "grade -v" in text
-    assert "Score 5/10 (50%)" in text and "2 of 3 checks passed" in text
-
-
-def test_verbose_adds_the_snippet(failing):
-    text = report_text.render(failing, verbose=True)
-    (check,) = failed_checks(failing)
-    for line in check.reproduce.strip().splitlines():
+    for line in check.reproduce.strip().splitlines():  # the first failure's snippet
         assert line.rstrip() in text
-    assert "grade -v" not in text
+    assert "Score: 5/10 (50%)" in text and "2 of 3 checks passed" in text
+
+
+def test_further_snippets_are_behind_verbose():
+    result = edge_result()
+    later = failed_checks(result)[1]
+    later.reproduce = "print('the second snippet')\n"
+    assert "the second snippet" not in report_text.render(result)
+    assert "grade -v" in report_text.render(result)
+    text = report_text.render(result, verbose=True)
+    assert "the second snippet" in text and "grade -v" not in text
+
+
+def test_a_long_first_snippet_is_left_to_verbose():
+    result = edge_result()
+    first = failed_checks(result)[0]
+    first.reproduce = "".join(f"line_{i} = {i}\n" for i in range(30))
+    assert "line_0 = 0" not in report_text.render(result)
+    assert "grade -v -e 3.1 prints a 30-line snippet" in report_text.render(result)
+    assert "line_29 = 29" in report_text.render(result, verbose=True)
 
 
 def test_passing_is_short_and_says_so(passing):
     text = report_text.render(passing)
-    assert "Score 10/10 (100%)" in text and "1 of 1 exercises passed" in text
+    assert "Score: 10/10 (100%)" in text and "1 of 1 exercises passed" in text
     assert "✓ passed" in text and "✗" not in text
     assert len(text.splitlines()) <= 6
 
@@ -111,7 +122,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch, failing)
     tty = FakeTerminal()
     report_text.write(failing, tty)
     assert "\x1b" not in tty.getvalue()
-    assert "Score 5/10 (50%)" in tty.getvalue()
+    assert "Score: 5/10 (50%)" in tty.getvalue()
 
 
 def test_student_control_characters_are_shown_not_sent():

@@ -190,7 +190,7 @@ def check_text(check: CheckResult, reproduce: bool = True, limit: int = DEFAULT_
     if msg.expected or msg.got:
         lines += [labelled("Expected: ", msg.expected), labelled("Got:      ", msg.got)]
     if check.counterexample is not None:
-        lines.append(labelled("Example:  ", visible(example_text(check.counterexample))))
+        lines.append(labelled("Counterexample: ", visible(example_text(check.counterexample))))
     if msg.hint:
         lines.append(f"Hint: {msg.hint}")
     if msg.printed:
@@ -203,6 +203,11 @@ def check_text(check: CheckResult, reproduce: bool = True, limit: int = DEFAULT_
 def labelled(label: str, value: str) -> str:
     """``label`` then ``value``, its later lines indented under the first."""
     return label + value.replace("\n", "\n" + " " * len(label))
+
+
+def percent(score: float, max_score: float) -> int:
+    """``score`` as a whole percentage of ``max_score``, halves rounded up (57.5 -> 58)."""
+    return int(100 * score / max_score + 0.5 + 1e-9) if max_score else 0
 
 
 def points(value: float) -> str:

@@ -26,6 +26,7 @@ from grader.formats.common import (
     display_path,
     is_unrun,
     parse_message,
+    percent,
     points,
     read_source,
     shared_problem,
@@ -159,7 +160,7 @@ def _fence(code: str) -> str:
 def summary_markdown(result: GradeResult) -> str:
     """A markdown job summary: the total, a table of exercises, the failed checks and, folded
     away, the snippets that reproduce them."""
-    share = f" ({result.score / result.max_score:.0%})" if result.max_score else ""
+    share = f" ({percent(result.score, result.max_score)}%)" if result.max_score else ""
     lines = [
         f"### {EMOJI['passed'] if result.all_passed else EMOJI['failed']} "
         f"Grade: {points(result.score)} / {points(result.max_score)}{share}",
