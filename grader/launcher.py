@@ -1,11 +1,15 @@
 """Starting workers and talking to them: the judge's side of the worker protocol.
 
 ``WorkerHandle.call`` sends one request and waits, with a time limit, for the reply. A worker
-that dies, hangs or breaks the protocol raises ``WorkerLost`` (a ``BaseException``, so that it
-escapes hypothesis at once instead of being shrunk like a wrong answer).
+that dies, hangs, runs out of memory or breaks the protocol raises ``WorkerLost`` (a
+``BaseException``, so that it escapes hypothesis at once instead of being shrunk like a wrong
+answer). Every call is bounded by ``Limits.call_timeout_s`` and by what is left of the
+exercise's ``Limits.exercise_budget_s``.
 
-This module holds the plain ``spawn`` launcher: a fresh interpreter per worker. The sandboxed
-fork-server launcher (``grader.sandbox``) implements the same ``start`` signature.
+This module holds the ``spawn`` launcher: a fresh interpreter per worker, bounded (resource
+limits, capped output, a clean environment, its own session) but not isolated. It is the
+portable path (macOS, Windows) and ``--no-sandbox``; the sandboxed fork server
+(``grader.sandbox``) implements the same ``start`` signature.
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +34,11 @@ class Limits:
     exercise_budget_s: float = 90.0  # all checks of one exercise
     import_timeout_s: float = 20.0  # importing the student's file
     memory_mb: int = 3072  # address space beyond the worker's own baseline
-    max_processes: int = 64
-    max_file_mb: int = 16
+    max_processes: int = 64  # processes and threads, beyond torch's own thread pools
+    max_file_mb: int = 16  # any one file a worker writes (its printed output included)
     max_output_kb: int = 64  # what student code may print; the rest is dropped
+    cpu_s: float = 300.0  # CPU time of one worker, all its threads together
+    scratch_mb: int = 64  # the worker's private writable folder (a tmpfs where there is one)
 
 
 class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of ours
@@ -52,6 +58,9 @@ class StudentError(Exception):
         self.info = info
 
 
+MEMORY_MARKERS = ("can't allocate memory", "not enough memory", "out of memory")
+
+
 def describe_exit(returncode: int | None) -> str:
     if returncode is None:
         return "the worker stopped answering"
@@ -62,8 +71,23 @@ def describe_exit(returncode: int | None) -> str:
             return "the worker crashed with a segmentation fault (SIGSEGV)"
         if sig == signal.SIGKILL:
             return "the worker was killed (SIGKILL), most often for using too much memory"
+        if sig == getattr(signal, "SIGXCPU", None):
+            return "the worker used up its CPU time limit (SIGXCPU)"
         return f"the worker was killed by signal {name}"
+    if returncode == SANDBOX_SETUP_FAILED:
+        return "the grader could not set up the sandbox for this worker"
     return f"the worker exited with status {returncode} while the grader was waiting for it"
+
+
+SANDBOX_SETUP_FAILED = 121  # grader.sandbox.entry.SETUP_FAILED
+
+
+def out_of_memory(info: dict) -> bool:
+    """Whether a student exception is the memory limit being hit."""
+    if info.get("type") == "MemoryError":
+        return True
+    message = str(info.get("message", "")).lower()
+    return info.get("type") == "RuntimeError" and any(m in message for m in MEMORY_MARKERS)
 
 
 @dataclass
@@ -76,6 +100,9 @@ class WorkerHandle:
     process: Any = None  # a Popen in spawn mode; None when a fork server owns the process
     reaper: Any = None  # callable(pid) -> returncode | None, for fork-server children
     closed: bool = field(default=False)
+    killer: Any = None  # callable() that kills the worker and every process it started
+    extra_fds: tuple[int, ...] = ()  # closed with the handle (status pipe, pidfd)
+    deadline: float | None = None  # the end of the exercise's budget, set at the first call
 
     def returncode(self) -> int | None:
         if self.process is not None:
@@ -86,11 +113,17 @@ class WorkerHandle:
         return self.reaper(self.pid) if self.reaper else None
 
     def kill(self) -> None:
-        for target in (lambda: os.killpg(self.pid, signal.SIGKILL), lambda: os.kill(self.pid, 9)):
-            try:
-                target()
-            except (ProcessLookupError, PermissionError, OSError):
-                pass
+        if self.killer is not None:
+            self.killer()
+        else:
+            for target in (
+                lambda: os.killpg(self.pid, signal.SIGKILL),
+                lambda: os.kill(self.pid, signal.SIGKILL),
+            ):
+                try:
+                    target()
+                except (ProcessLookupError, PermissionError, OSError):
+                    pass
         if self.process is not None:
             try:
                 self.process.wait(timeout=5)
@@ -113,25 +146,55 @@ class WorkerHandle:
             raise WorkerLost("error", describe_exit(code)) from None
         except wire.BadMessage as exc:
             self.kill()
-            raise WorkerLost("error", f"the worker sent a message the grader refuses ({exc})")
+            raise WorkerLost(
+                "error",
+                "the worker sent a message the grader refuses: only plain data and tensors may "
+                f"come back ({str(exc)[:120]})",
+            ) from None
         if not isinstance(reply, dict) or "ok" not in reply:
             self.kill()
             raise WorkerLost("error", "the worker sent a reply of the wrong shape")
         if not reply["ok"]:
-            raise StudentError(reply.get("error") or {})
+            info = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            if out_of_memory(info):
+                self.kill()
+                raise WorkerLost(
+                    "error",
+                    f"student code ran out of memory: it needed more than the "
+                    f"{self.limits.memory_mb} MB a worker may use "
+                    f"({info.get('type')}: {str(info.get('message', ''))[:200]})",
+                )
+            raise StudentError(info)
         return reply.get("value")
 
     def call(self, action: str, timeout: float | None = None, **args: Any) -> Any:
         """Run one probe in the worker and return its plain-data value."""
         if self.closed:
             raise WorkerLost("error", "the worker is already closed")
+        budget = self.limits.exercise_budget_s
+        if self.deadline is None:
+            self.deadline = time.monotonic() + budget
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.kill()
+            raise WorkerLost("timeout", f"the exercise used up its {budget:g} s budget")
+        wanted = self.limits.call_timeout_s if timeout is None else timeout
         try:
             wire.send(self.req_fd, {"action": action, "args": args})
         except (BrokenPipeError, OSError):
             code = self.returncode()
             self.kill()
             raise WorkerLost("error", describe_exit(code)) from None
-        return self.receive(self.limits.call_timeout_s if timeout is None else timeout)
+        if left < wanted:
+            try:
+                return self.receive(left)
+            except WorkerLost as lost:
+                if lost.status == "timeout":
+                    raise WorkerLost(
+                        "timeout", f"the exercise used up its {budget:g} s budget"
+                    ) from None
+                raise
+        return self.receive(wanted)
 
     def output(self) -> str:
         """What student code printed (capped at ``limits.max_output_kb``)."""
@@ -143,7 +206,7 @@ class WorkerHandle:
             return ""
         text = data[:cap].decode("utf-8", "replace")
         if len(data) > cap:
-            text += f"\n[output cut at {self.limits.max_output_kb} KiB]"
+            text += f"\n[output cut at {self.limits.max_output_kb} KiB: the rest was dropped]"
         return text
 
     def close(self) -> None:
@@ -156,34 +219,62 @@ class WorkerHandle:
             except OSError:
                 pass
         self.kill()
+        for fd in self.extra_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def worker_folders(exercise_id: str, scratch: Path) -> tuple[Path, Path]:
+    """A fresh private folder and output file for one worker inside the judge's scratch."""
+    tag = "ex" + exercise_id.replace(".", "_")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=scratch))
+    fd, output = tempfile.mkstemp(prefix=f"{tag}-out-", suffix=".txt", dir=scratch)
+    os.close(fd)
+    return workdir, Path(output)
 
 
 def start_spawn(
-    exercise_id: str, student_file: Path, submission_root: Path, limits: Limits, scratch: Path
+    exercise_id: str,
+    student_file: Path,
+    submission_root: Path,
+    limits: Limits,
+    scratch: Path,
+    landlock_abi: int = 0,
 ) -> WorkerHandle:
-    """Start a worker as a fresh interpreter (no sandbox): the portable fallback."""
+    """Start a worker as a fresh interpreter: bounded, in its own session, with a clean
+    environment; isolated only by Landlock when ``landlock_abi`` is given (Linux)."""
+    from grader.sandbox.bounds import worker_environment
+    from grader.sandbox.entry import spawn_arguments
+
+    workdir, output_path = worker_folders(exercise_id, scratch)
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    output_path = Path(tempfile.mkstemp(prefix="out-", suffix=".txt", dir=scratch)[1])
-    with open(output_path, "wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "grader.worker",
-                exercise_id,
-                str(student_file),
-                str(submission_root),
-                str(req_r),
-                str(rep_w),
-            ],
-            pass_fds=(req_r, rep_w),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=scratch,
-            start_new_session=True,
-        )
-    os.close(req_r)
-    os.close(rep_w)
+    argv = spawn_arguments(
+        exercise_id,
+        str(student_file),
+        str(submission_root),
+        str(workdir),
+        limits,
+        landlock_abi,
+        req_r,
+        rep_w,
+    )
+    posix = os.name == "posix"
+    try:
+        with open(output_path, "ab") as out:
+            process = subprocess.Popen(
+                argv,
+                pass_fds=(req_r, rep_w) if posix else (),
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=worker_environment(str(workdir)),
+                start_new_session=posix,
+            )
+    finally:
+        os.close(req_r)
+        os.close(rep_w)
     return WorkerHandle(process.pid, req_w, rep_r, output_path, limits, process=process)

@@ -1,0 +1,41 @@
+"""Returns, as its model's weights, tensors of a subclass that runs a shell command when
+unpickled (creating a marker file) and claims to equal anything. Weights are rebuilt in the
+judge from plain tensors only: the reply is refused, and the command never runs."""
+
+# exercise: 4.3
+# expect-status: error
+# expect-message: refuses
+
+import os
+
+import torch
+
+GPT_CONFIG_SPLIT_DROPOUT = {
+    "vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12,
+    "n_layers": 12, "qkv_bias": False,
+    "drop_rate_emb": 0.1, "drop_rate_shortcut": 0.1, "drop_rate_attn": 0.1,
+}
+
+
+class Trojan(torch.Tensor):
+    def __reduce_ex__(self, protocol):
+        return (os.system, ("touch /tmp/@MARKER@-unpickled",))
+
+    def __eq__(self, other):
+        return True
+
+
+class GPTModel(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.out_head = torch.nn.Linear(2, 2, bias=False)
+
+    def state_dict(self, *args, **kwargs):
+        return {"out_head.weight": torch.zeros(2, 2).as_subclass(Trojan)}
+
+    def forward(self, in_idx):
+        return torch.zeros(*in_idx.shape, 50257).as_subclass(Trojan)
+
+
+class TransformerBlock(torch.nn.Module):
+    pass
