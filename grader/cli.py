@@ -103,6 +103,10 @@ def emit(result, args: argparse.Namespace) -> None:
 
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
+    if not args.no_sandbox:  # the fork server imports torch while this process does
+        from grader.sandbox import prestart
+
+        prestart()
     from grader import registry
     from grader.judge import grade
     from grader.properties import DEFAULT_SEED
