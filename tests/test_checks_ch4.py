@@ -215,6 +215,18 @@ def test_4_2_tied_head_and_in_place_configs_are_named(graded):
     assert "All four configs are equal" in failed_check(in_place, "holds the four").message
 
 
+def test_4_2_an_empty_gpt2_configs_earns_no_config_point(tmp_path):
+    answer = tmp_path / "empty.py"
+    answer.write_text(
+        "GPT2_CONFIGS = {}\n\n\ndef total_params(cfg):\n    return 0\n\n\n"
+        "def model_size_mb(cfg):\n    return 0.0\n"
+    )
+    folder = make_submission(tmp_path / "sub", {"4.2": answer})
+    (result,) = grade_folder(folder, ["4.2"], max_examples=1).exercises
+    assert result.score == 0
+    assert "nothing to check" in failed_check(result, "left unchanged").message
+
+
 def test_4_2_decimal_megabytes_are_named(graded):
     _, result = graded("4.2", "wrong_decimal_megabytes")
     assert "decimal megabytes" in failed_check(result, "model_size_mb").message

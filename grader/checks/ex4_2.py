@@ -73,6 +73,12 @@ def check_config(worker: WorkerHandle, size: str) -> None:
 
 
 def check_base_unchanged(worker: WorkerHandle, _: Any) -> None:
+    configs = worker.call("configs")
+    if not isinstance(configs, dict) or not set(GPT2_SIZES) <= set(configs):
+        # Nothing earns this point before the configs exist (an untouched stub would).
+        raise CheckFailed(
+            "GPT2_CONFIGS does not hold the four sizes yet, so there is nothing to check here"
+        )
     after = worker.call("base_config")
     wrong = differences(after, GPT_CONFIG_124M)
     if wrong:
