@@ -13,7 +13,7 @@ import pytest
 from support import CORPUS, ROOT, make_submission
 
 from grader.judge import checks_for
-from grader.registry import BY_ID
+from grader.registry import BY_ID, EXERCISES
 
 FAST = "4"
 
@@ -39,47 +39,44 @@ def grade_json(path: Path, *args: str) -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
-def junit_verdicts(xml_file: Path) -> dict[str, bool]:
-    """``test name -> passed`` from a JUnit XML report."""
+def junit_verdicts(xml_file: Path) -> dict[tuple[str, str], bool]:
+    """``(exercise id, check name) -> passed`` from a JUnit XML report (the class name of
+    each test case comes from its exercise file)."""
     verdicts = {}
     for case in ET.parse(xml_file).getroot().iter("testcase"):
+        (ex,) = [e for e in EXERCISES if e.filename[:-3] in case.get("classname")]
         failed = case.find("failure") is not None or case.find("error") is not None
-        verdicts[case.get("name")] = not failed
+        verdicts[ex.id, case.get("name")] = not failed
     return verdicts
 
 
 @pytest.fixture(scope="module")
 def mixed_submission(tmp_path_factory) -> Path:
-    """3.1 wrong (a corpus case), 4.1 right, 4.2 still the stub, 4.3 missing."""
+    """3.1 wrong (a corpus case), 3.2 and 4.1 right, 3.3 and 4.2 still the stubs, 4.3 missing."""
     return make_submission(
         tmp_path_factory.mktemp("mixed"),
         {
             "3.1": CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py",
+            "3.3": ROOT / "exercises" / BY_ID["3.3"].filename,
             "4.2": ROOT / "exercises" / BY_ID["4.2"].filename,
             "4.3": None,
         },
     )
 
 
-MIXED_IDS = ["3.1", "4.1", "4.2", "4.3"]
-
-
 def test_pytest_gives_the_same_verdict_per_check_as_grade(mixed_submission, tmp_path):
-    exercise_args = [a for i in MIXED_IDS for a in ("--grade-exercise", i)]
     xml = tmp_path / "junit.xml"
     proc = pytest_run(
         tmp_path,
         f"--grade={mixed_submission}",
-        *exercise_args,
         "--grade-max-examples",
         FAST,
         f"--junitxml={xml}",
         "-q",
     )
-    code, doc = grade_json(
-        mixed_submission, *[a for i in MIXED_IDS for a in ("-e", i)], "--max-examples", FAST
-    )
-    expected = {c["name"]: c["passed"] for e in doc["exercises"] for c in e["checks"]}
+    code, doc = grade_json(mixed_submission, "--max-examples", FAST)
+    expected = {(e["id"], c["name"]): c["passed"] for e in doc["exercises"] for c in e["checks"]}
+    assert len(expected) == sum(len(checks_for(e)) for e in EXERCISES)
     assert junit_verdicts(xml) == expected
     assert set(expected.values()) == {True, False}  # really mixed
     assert code == proc.returncode == 1, proc.stdout[-2000:]
