@@ -428,14 +428,23 @@ class Template:
                     pass
 
     def shutdown(self) -> None:
+        """Kill every worker and spare, and reap them (nobody else would)."""
         for _, sock in self.spares:
             sock.close()  # end of file: a spare exits
-        for pid in list(self.workers) + [pid for pid, _ in self.spares]:
+        victims = list(self.workers) + [pid for pid, _ in self.spares]
+        self.spares = []
+        for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         self.sweep()
+        for pid in victims:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self.reap()
         if self.cgroups is not None:
             self.cgroups.close()
 

@@ -1,0 +1,278 @@
+"""The sandbox's own behaviour: the fork server, its layers, bounds and life cycle.
+
+(The attacks are in tests/test_sandbox_hostile.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+from support import SOLUTION, grade_folder, make_submission
+
+import grader.cli
+import grader.sandbox
+from grader.launcher import Limits, WorkerLost, start_spawn
+from grader.sandbox import (
+    LAYER_NAMES,
+    SandboxStarter,
+    SandboxUnavailable,
+    default_server,
+    off_layers,
+    supported,
+)
+from grader.sandbox.bounds import KEEP_ENV, worker_environment
+from grader.sandbox.server import ForkServer
+
+pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux")
+
+LIMITS = Limits(call_timeout_s=20.0, import_timeout_s=60.0)
+
+
+def start_with(starter, code: str, folder: Path, limits: Limits = LIMITS):
+    """A worker for exercise 3.1 whose file is ``code``."""
+    sub = folder / "sub"
+    (sub / "exercises").mkdir(parents=True)
+    student = sub / "exercises" / "ex3_1_weight_transfer.py"
+    student.write_text(code, encoding="utf-8")
+    scratch = folder / "scratch"
+    scratch.mkdir()
+    return starter("3.1", student, sub, limits, scratch)
+
+
+@pytest.fixture(scope="module")
+def starter():
+    return SandboxStarter(default_server())
+
+
+def test_worker_runs_a_large_matmul_at_full_thread_count_after_the_judge_computed(
+    starter, tmp_path
+):
+    """OpenMP is not fork-safe: a child of a process that ran a multi-threaded op hangs on its
+    own first one. The judge computes first here; its workers must not hang."""
+    threads = torch.get_num_threads()
+    a = torch.randn(1024, 1024)
+    assert torch.isfinite(a @ a).all()  # the judge has run a multi-threaded op
+    code = (
+        "import torch\n"
+        f"torch.set_num_threads({threads})\n"
+        "a = torch.randn(2048, 2048)\n"
+        "print('threads', torch.get_num_threads(), bool(torch.isfinite(a @ a).all()))\n"
+        "def transfer_weights(sa_v2, sa_v1):\n    pass\n"
+    )
+    worker = start_with(starter, code, tmp_path)
+    try:
+        assert worker.receive(LIMITS.import_timeout_s) == "ready"
+        assert f"threads {threads} True" in worker.output()
+    finally:
+        worker.close()
+
+
+def test_layers_are_reported_by_name(starter):
+    layers = starter.layers()
+    assert set(layers) == set(LAYER_NAMES)
+    assert all(isinstance(v["on"], bool) and isinstance(v["detail"], str) for v in layers.values())
+    from grader.sandbox.linux import landlock_abi
+
+    assert layers["landlock"]["on"] == (landlock_abi() > 0)
+    assert layers["fork server"]["on"]
+
+
+def test_worker_sees_only_its_own_processes_and_scratch(starter, tmp_path):
+    layers = starter.layers()
+    code = (
+        "import os\n"
+        "print('procs', sorted(p for p in os.listdir('/proc') if p.isdigit()))\n"
+        "print('ppid', os.getppid())\n"
+        "open('mine.txt', 'w').write('ok')\n"
+        "try:\n    open(__file__, 'a')\n    print('own file writable')\n"
+        "except OSError:\n    print('own file read-only')\n"
+        "def transfer_weights(sa_v2, sa_v1):\n    pass\n"
+    )
+    worker = start_with(starter, code, tmp_path)
+    try:
+        assert worker.receive(LIMITS.import_timeout_s) == "ready"
+        out = worker.output()
+    finally:
+        worker.close()
+    if layers["pid"]["on"]:
+        assert "procs ['1']" in out and "ppid 0" in out
+    if layers["mount"]["on"] or layers["landlock"]["on"]:
+        assert "own file read-only" in out
+    assert not (tmp_path / "sub" / "exercises" / "mine.txt").exists()
+
+
+def test_strict_refuses_when_a_layer_is_off():
+    server = ForkServer(disable={"net"}, spares=0).start()
+    try:
+        with pytest.raises(SandboxUnavailable, match="network namespace"):
+            SandboxStarter(server, strict=True).check_strict()
+    finally:
+        server.close()
+
+
+def test_strict_sandbox_flag_is_one_line_and_exit_status_2(monkeypatch, capsys):
+    server = ForkServer(disable={"pid"}, spares=0).start()
+    monkeypatch.setattr(grader.sandbox, "default_server", lambda: server)
+    try:
+        code = grader.cli.main([str(SOLUTION), "-e", "3.1", "--strict-sandbox"])
+    finally:
+        server.close()
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and "private process tree" in err
+
+
+def test_strict_accepts_a_full_sandbox(starter):
+    if off_layers(starter.layers()):
+        pytest.skip(f"layers off on this machine: {off_layers(starter.layers())}")
+    grader.sandbox.default_starter(strict=True)  # does not raise
+
+
+def test_layers_off_are_stated_once(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(grader.sandbox, "_announced", False)
+    server = ForkServer(disable={"ipc"}, spares=0).start()
+    try:
+        starter = SandboxStarter(server)
+        for i in range(2):
+            (tmp_path / str(i)).mkdir()
+            code = "def transfer_weights(a, b):\n    pass\n"
+            start_with(starter, code, tmp_path / str(i)).close()
+    finally:
+        server.close()
+    err = capsys.readouterr().err
+    assert err.count("sandbox layers off here") == 1 and "IPC namespace" in err
+
+
+def test_printing_is_capped_and_the_cut_is_said(starter, tmp_path):
+    limits = Limits(max_output_kb=8, import_timeout_s=60.0)
+    code = (
+        "import os\n"
+        "for _ in range(1000):\n    print('x' * 99)\n"
+        "os.write(1, b'y' * 100_000)\n"
+        "def transfer_weights(sa_v2, sa_v1):\n    pass\n"
+    )
+    worker = start_with(starter, code, tmp_path, limits)
+    try:
+        assert worker.receive(limits.import_timeout_s) == "ready"
+        out = worker.output()
+    finally:
+        worker.close()
+    assert out.startswith("x" * 99)
+    assert out.endswith("[output cut at 8 KiB: the rest was dropped]")
+    assert len(out) < 8 * 1024 + 100
+
+
+def test_exercise_budget_stops_a_slow_exercise(tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text(
+        "import time\ndef transfer_weights(sa_v2, sa_v1):\n    time.sleep(1.0)\n",
+        encoding="utf-8",
+    )
+    sub = make_submission(tmp_path / "sub", {"3.1": slow})
+    limits = Limits(call_timeout_s=30.0, exercise_budget_s=2.5, import_timeout_s=60.0)
+    result = grade_folder(sub, ["3.1"], limits=limits)
+    ex = result.exercises[0]
+    assert ex.status == "timeout"
+    assert any("used up its 2.5 s budget" in c.message for c in ex.checks)
+
+
+def test_worker_environment_is_an_allow_list():
+    source = {
+        "PATH": "/bin",
+        "GITHUB_TOKEN": "t",
+        "AWS_SECRET_ACCESS_KEY": "s",
+        "LANG": "C.UTF-8",
+        "HOME": "/home/me",
+        "PYTHONPATH": "/evil",
+    }
+    env = worker_environment("/scratch", source)
+    assert "GITHUB_TOKEN" not in env and "AWS_SECRET_ACCESS_KEY" not in env
+    assert env["HOME"] == env["TMPDIR"] == "/scratch" and env["LANG"] == "C.UTF-8"
+    assert "PYTHONPATH" not in env
+
+
+@pytest.mark.parametrize("how", ["fork server", "spawn"])
+def test_worker_environment_end_to_end(how, starter, tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADER_TEST_SECRET_TOKEN", "hunter2")
+    code = (
+        "import os\nprint('env', sorted(os.environ))\n"
+        "def transfer_weights(sa_v2, sa_v1):\n    pass\n"
+    )
+    worker = start_with(starter if how == "fork server" else start_spawn, code, tmp_path)
+    try:
+        assert worker.receive(LIMITS.import_timeout_s) == "ready"
+        out = worker.output()
+    finally:
+        worker.close()
+    names = set(eval(out.split("env ", 1)[1].splitlines()[0]))
+    allowed = set(KEEP_ENV) | {
+        "HOME",
+        "TMPDIR",
+        "TEMP",
+        "TMP",
+        "PYTHONHASHSEED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONIOENCODING",
+        "LC_CTYPE",
+    }
+    assert names <= allowed, names - allowed
+
+
+def test_threads_can_share_one_server(starter):
+    results, errors = [], []
+
+    def grade_one():
+        try:
+            results.append(grade_folder(SOLUTION, ["3.1", "4.1"], max_examples=3, start=starter))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=grade_one) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert [r.score for r in results] == [20.0, 20.0, 20.0]
+
+
+def test_close_stops_the_template_and_its_workers(tmp_path):
+    server = ForkServer(spares=0).start()
+    hang = "import time\nwhile True:\n    time.sleep(1)\n"  # never ready
+    worker = start_with(SandboxStarter(server), hang, tmp_path)
+    template = server._process
+    server.close()
+    assert template.poll() is not None
+    with pytest.raises(WorkerLost):
+        worker.receive(5.0)  # its end of the pipe is gone with the worker
+    assert not Path(f"/proc/{worker.pid}").exists()
+    worker.close()
+
+
+def test_a_server_that_cannot_start_falls_back_to_fresh_interpreters(monkeypatch, tmp_path):
+    server = ForkServer(spares=0)
+    server._failed = "no fork server in this test"
+    starter = SandboxStarter(server)
+    worker = start_with(starter, "def transfer_weights(a, b):\n    pass\n", tmp_path)
+    try:
+        assert worker.process is not None  # a fresh interpreter, not a forked one
+        assert worker.receive(LIMITS.import_timeout_s) == "ready"
+    finally:
+        worker.close()
+    assert starter.layers()["fork server"]["on"] is False
+
+
+def test_default_server_is_per_process():
+    assert default_server() is default_server()
+    assert default_server()._owner == os.getpid()
+
+
+def test_scratch_of_the_judge_holds_nothing_after_grading(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    grade_folder(SOLUTION, ["3.1"], max_examples=2)
+    assert list(tmp_path.iterdir()) == []
