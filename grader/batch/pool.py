@@ -17,10 +17,11 @@ recorded as errors to grade again on the next run. A judge process whose parent 
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import shutil
-import signal
+import sys
 import threading
 import time
 from collections import Counter
@@ -31,13 +32,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from grader.batch import boot
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
 from grader.batch.intake import encoding_problems, open_entry
 from grader.submission import Submission, SubmissionError
 
 MAX_ATTEMPTS = 2
-_STARTER = None  # the worker starter of this judge process (set by ``_init``)
+_STARTER = None  # the worker starter of this judge process (set by ``init_judge``)
 
 
 @dataclass(frozen=True)
@@ -74,17 +76,25 @@ def _watch_parent(parent: int) -> None:
     os._exit(3)
 
 
-def _init(sandbox: str, parent: int) -> None:
+def init_judge(sandbox: str, parent: int) -> None:
+    """Set up this judge process (after ``grader.batch.boot.init``)."""
     global _STARTER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
-    # The judge processes already fill the cores: one thread each for torch, here and in the
-    # workers (whose fork server inherits the variable).
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     import torch
 
     torch.set_num_threads(1)
     _STARTER = make_starter(sandbox)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    atexit.register(_exit_now)  # runs first (last registered): see there
+
+
+def _exit_now() -> None:
+    """End a judge process at once when the pool shuts it down: tearing down an interpreter
+    that holds torch takes seconds, and this process has nothing left to save."""
+    if sys.modules.get("grader.sandbox"):
+        sys.modules["grader.sandbox"].close_default_server()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _grade(submission: Submission, settings: Settings, start=None):
@@ -169,7 +179,7 @@ def run_jobs(
         pool = ProcessPoolExecutor(
             max_workers=max(1, min(processes, len(pending))),
             mp_context=context,
-            initializer=_init,
+            initializer=boot.init,
             initargs=(sandbox, os.getpid()),
         )
         try:
