@@ -15,9 +15,11 @@ portable path (macOS, Windows) and ``--no-sandbox``; the sandboxed fork server
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +92,39 @@ def out_of_memory(info: dict) -> bool:
     return info.get("type") == "RuntimeError" and any(m in message for m in MEMORY_MARKERS)
 
 
+class ReplyReader:
+    """Reads a worker's replies in a thread, for platforms that cannot wait on a pipe with
+    ``select`` (Windows); ``get`` then waits on a queue, with the same time limit."""
+
+    def __init__(self, fd: int):
+        self._queue: queue.Queue = queue.Queue()
+        self._failure: BaseException | None = None
+        threading.Thread(target=self._run, args=(fd,), daemon=True).start()
+
+    def _run(self, fd: int) -> None:
+        while True:
+            try:
+                self._queue.put((True, wire.recv(fd)))
+            except (wire.ChannelClosed, wire.BadMessage) as exc:
+                self._queue.put((False, exc))
+                return
+            except OSError:
+                self._queue.put((False, wire.ChannelClosed()))
+                return
+
+    def get(self, timeout: float) -> Any:
+        if self._failure is not None:
+            raise self._failure
+        try:
+            ok, value = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise wire.ChannelTimeout() from None
+        if not ok:
+            self._failure = value
+            raise value
+        return value
+
+
 @dataclass
 class WorkerHandle:
     pid: int
@@ -103,6 +138,7 @@ class WorkerHandle:
     killer: Any = None  # callable() that kills the worker and every process it started
     extra_fds: tuple[int, ...] = ()  # closed with the handle (status pipe, pidfd)
     deadline: float | None = None  # the end of the exercise's budget, set at the first call
+    reader: ReplyReader | None = None  # replies read by a thread (Windows)
 
     def returncode(self) -> int | None:
         if self.process is not None:
@@ -115,15 +151,16 @@ class WorkerHandle:
     def kill(self) -> None:
         if self.killer is not None:
             self.killer()
-        else:
-            for target in (
-                lambda: os.killpg(self.pid, signal.SIGKILL),
-                lambda: os.kill(self.pid, signal.SIGKILL),
-            ):
-                try:
-                    target()
-                except (ProcessLookupError, PermissionError, OSError):
+        elif self.process is not None:
+            if hasattr(os, "killpg") and self.process.returncode is None:  # not reaped yet
+                try:  # its own session: what it started in its group goes with it
+                    os.killpg(self.pid, signal.SIGKILL)
+                except OSError:
                     pass
+            try:
+                self.process.kill()
+            except OSError:
+                pass
         if self.process is not None:
             try:
                 self.process.wait(timeout=5)
@@ -134,7 +171,10 @@ class WorkerHandle:
 
     def receive(self, timeout: float) -> Any:
         try:
-            reply = wire.recv(self.rep_fd, timeout)
+            if self.reader is not None:
+                reply = self.reader.get(timeout)
+            else:
+                reply = wire.recv(self.rep_fd, timeout)
         except wire.ChannelTimeout:
             self.kill()
             raise WorkerLost(
@@ -242,15 +282,33 @@ def start_spawn(
     limits: Limits,
     scratch: Path,
     landlock_abi: int = 0,
+    reader_thread: bool = os.name == "nt",
 ) -> WorkerHandle:
     """Start a worker as a fresh interpreter: bounded, in its own session, with a clean
-    environment; isolated only by Landlock when ``landlock_abi`` is given (Linux)."""
+    environment; isolated only by Landlock when ``landlock_abi`` is given (Linux).
+
+    On Windows the pipes are handed over as inheritable handles and replies are read by a
+    thread (``reader_thread``, which can be forced elsewhere to test that path)."""
     from grader.sandbox.bounds import worker_environment
     from grader.sandbox.entry import spawn_arguments
 
     workdir, output_path = worker_folders(exercise_id, scratch)
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
+    posix = os.name == "posix"
+    extra: dict[str, Any] = {}
+    if posix:
+        child_ends = (req_r, rep_w)
+        extra.update(pass_fds=child_ends, start_new_session=True)
+    else:  # pragma: no cover - Windows
+        import msvcrt
+
+        child_ends = tuple(msvcrt.get_osfhandle(fd) for fd in (req_r, rep_w))
+        for handle in child_ends:
+            os.set_handle_inheritable(handle, True)
+        info = subprocess.STARTUPINFO()
+        info.lpAttributeList = {"handle_list": list(child_ends)}
+        extra.update(startupinfo=info, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
     argv = spawn_arguments(
         exercise_id,
         str(student_file),
@@ -258,23 +316,29 @@ def start_spawn(
         str(workdir),
         limits,
         landlock_abi,
-        req_r,
-        rep_w,
+        *child_ends,
+        handles=not posix,
     )
-    posix = os.name == "posix"
     try:
         with open(output_path, "ab") as out:
             process = subprocess.Popen(
                 argv,
-                pass_fds=(req_r, rep_w) if posix else (),
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
                 env=worker_environment(str(workdir)),
-                start_new_session=posix,
+                **extra,
             )
     finally:
         os.close(req_r)
         os.close(rep_w)
-    return WorkerHandle(process.pid, req_w, rep_r, output_path, limits, process=process)
+    return WorkerHandle(
+        process.pid,
+        req_w,
+        rep_r,
+        output_path,
+        limits,
+        process=process,
+        reader=ReplyReader(rep_r) if reader_thread else None,
+    )

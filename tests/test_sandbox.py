@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
 import threading
@@ -16,6 +17,7 @@ from support import SOLUTION, grade_folder, make_submission
 
 import grader.cli
 import grader.sandbox
+import reference
 from grader.launcher import Limits, WorkerLost, start_spawn
 from grader.sandbox import (
     LAYER_NAMES,
@@ -276,3 +278,25 @@ def test_scratch_of_the_judge_holds_nothing_after_grading(tmp_path, monkeypatch)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     grade_folder(SOLUTION, ["3.1"], max_examples=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_spawn_with_a_reply_thread(tmp_path):
+    """The Windows way of reading replies (a thread, no select on pipes), forced here."""
+    starter = functools.partial(start_spawn, reader_thread=True)
+    result = grade_folder(SOLUTION, ["3.1"], max_examples=3, start=starter, limits=LIMITS)
+    assert result.score == result.max_score
+    hang = "import time\ndef transfer_weights(sa_v2, sa_v1):\n    time.sleep(1000)\n"
+    worker = start_with(starter, hang, tmp_path, Limits(call_timeout_s=2.0))
+    try:
+        assert worker.receive(LIMITS.import_timeout_s) == "ready"
+        with pytest.raises(WorkerLost, match="did not finish within 2 s"):
+            worker.call(
+                "transfer",
+                d_in=2,
+                d_out=2,
+                v2_state=reference.SelfAttention_v2(2, 2).state_dict(),
+                v1_state=reference.SelfAttention_v1(2, 2).state_dict(),
+            )
+    finally:
+        worker.close()
+    assert worker.process.poll() is not None

@@ -65,7 +65,9 @@ def spawn_arguments(
     landlock_abi: int,
     req_fd: int,
     rep_fd: int,
+    handles: bool = False,
 ) -> list[str]:
+    """The command line of a spawned worker; ``handles``: the two ends are Windows handles."""
     spec = {
         "sys_path": [p or os.getcwd() for p in sys.path],
         "exercise": exercise_id,
@@ -76,6 +78,7 @@ def spawn_arguments(
         "landlock_abi": landlock_abi,
         "req_fd": req_fd,
         "rep_fd": rep_fd,
+        "handles": handles,
     }
     return [sys.executable, "-I", "-c", BOOT, json.dumps(spec)]
 
@@ -85,6 +88,12 @@ def spawned(spec: dict) -> None:
     from grader.launcher import Limits
 
     limits = Limits(**spec["limits"])
+    req_fd, rep_fd = spec["req_fd"], spec["rep_fd"]
+    if spec.get("handles"):  # pragma: no cover - Windows
+        import msvcrt
+
+        req_fd = msvcrt.open_osfhandle(req_fd, os.O_RDONLY)
+        rep_fd = msvcrt.open_osfhandle(rep_fd, os.O_WRONLY)
     if spec["landlock_abi"]:
         import torch  # noqa: F401 - loaded before the read rules, as in the fork server
 
@@ -110,6 +119,6 @@ def spawned(spec: dict) -> None:
         spec["workdir"],
         limits,
         False,
-        spec["req_fd"],
-        spec["rep_fd"],
+        req_fd,
+        rep_fd,
     )

@@ -36,6 +36,7 @@ from grader.sandbox.entry import SETUP_FAILED, run_worker
 
 MAX_MESSAGE = 1 << 16
 STEP_TIMEOUT_S = 30.0
+IDLE_S = 0.05
 
 
 def send(sock: socket.socket, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
@@ -459,7 +460,9 @@ class Template:
         try:
             while True:
                 wanting = len(self.spares) < self.spare_target
-                events = selector.select(timeout=0 if wanting else 5.0)
+                # Spares are made once the judge has been quiet for a moment: the requests
+                # of one grading come in a burst, and each must not wait for a fork.
+                events = selector.select(timeout=IDLE_S if wanting else 5.0)
                 for key, _ in events:
                     if key.data == "child":
                         os.read(wake_r, 4096)
