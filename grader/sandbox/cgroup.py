@@ -82,6 +82,20 @@ class PidsCgroups:
         except OSError:
             return False
 
+    @classmethod
+    def clean_stale(cls, base: Path) -> None:
+        """Remove what fork servers that were killed left under ``base`` (their PID is gone)."""
+        for top in base.glob("grade-*"):
+            pid = top.name.removeprefix("grade-")
+            if not pid.isdigit() or Path(f"/proc/{pid}").exists():
+                continue
+            for group in [g for g in top.iterdir() if g.is_dir()]:
+                cls.kill(group)
+            try:
+                top.rmdir()
+            except OSError:
+                pass
+
     def close(self) -> None:
         if self.top.is_dir():
             for group in self.top.iterdir():

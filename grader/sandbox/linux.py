@@ -40,6 +40,7 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 
 # System call numbers above 424 are the same on every architecture.
 SYS_MOUNT_SETATTR = 442

@@ -166,6 +166,9 @@ class Template:
             data, fds, _, _ = socket.recv_fds(job_sock, MAX_MESSAGE, 8)
             if not data:
                 os._exit(0)
+            # Its parent is now this server (the intermediate child was reaped before the
+            # spare was listed): should the server die, so does the worker.
+            linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
             job = json.loads(data)
             out, req_r, rep_w, files_fd, report_w = fds + [-1] * (5 - len(fds))
             try:
@@ -287,6 +290,7 @@ class Template:
                 wanted.discard("cgroup")
                 report["cgroup"] = {"on": False, "detail": "no pids cgroup controller here"}
             else:
+                PidsCgroups.clean_stale(base)
                 self.cgroups = PidsCgroups(base)
         abi = linux.landlock_abi()
         if "landlock" in wanted and not abi:
@@ -535,12 +539,10 @@ def main(config: dict) -> None:
         raise
     finally:
         template.shutdown()
-        try:
-            import shutil
+        import shutil
 
-            shutil.rmtree(template.probe_dir, ignore_errors=True)
-        except Exception:
-            pass
+        # Its home (the judge made it; this process's cwd), also when the judge is gone.
+        shutil.rmtree(template.probe_dir.parent, ignore_errors=True)
     sys.exit(0)
 
 
