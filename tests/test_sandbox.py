@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -300,3 +303,46 @@ def test_spawn_with_a_reply_thread(tmp_path):
     finally:
         worker.close()
     assert worker.process.poll() is not None
+
+
+CONTAINED_CHECK = """
+import os, sys, tempfile
+from pathlib import Path
+from grader.launcher import Limits
+from grader.sandbox import SandboxStarter
+from grader.sandbox.server import ForkServer
+
+def proc_mounts():
+    return [l for l in open("/proc/self/mountinfo") if l.split()[4] == "/proc"]
+
+before = proc_mounts()
+with ForkServer(disable={"user", "mount"}, spares=1) as server:
+    folder = Path(tempfile.mkdtemp())
+    student = folder / "sub" / "exercises" / "ex3_1_weight_transfer.py"
+    student.parent.mkdir(parents=True)
+    student.write_text("import os\\nprint('procs', len(os.listdir('/proc')))\\n")
+    worker = SandboxStarter(server)("3.1", student, folder / "sub", Limits(), folder)
+    assert worker.receive(60) == "ready"
+    seen = int(worker.output().split()[1])
+    worker.close()
+    on = {k for k, v in server.layers().items() if v["on"]}
+assert proc_mounts() == before, "a worker mounted over the machine's /proc"
+print("ok", seen > 1, "pid" in on)
+"""
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)"
+)
+def test_no_mount_layer_means_no_mount_at_all():
+    """Without the mount layer (and with the grader's own root rights), a worker must never
+    mount a fresh /proc: it would land on the machine's. Checked inside a private mount
+    namespace of its own, so that a regression cannot break this machine's /proc."""
+    run = subprocess.run(
+        ["unshare", "-m", "--propagation", "private", sys.executable, "-c", CONTAINED_CHECK],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["ok", "True", "True"]  # PID namespace on, host /proc seen

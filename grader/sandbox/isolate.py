@@ -9,9 +9,10 @@ time (a "spare" waits for its job, so that starting a worker costs no fork at al
 2. ``prepare_filesystem`` runs in the worker once it has its job: a private size-capped
    ``tmpfs`` over ``/tmp`` holding a read-only copy of the submission (read by the server,
    never through a link) and a writable work folder; every other mount made read-only.
-3. ``confine``: a fresh ``/proc`` that shows only its own processes, its own session, Landlock
-   (reads only where Python needs them, writes only in the scratch, no TCP, no signals out),
-   no capabilities and no new privileges.
+3. ``confine``: a fresh ``/proc`` that shows only its own processes (only ever mounted in a
+   mount namespace of its own), its own session, Landlock (reads only where Python needs
+   them, writes only in the scratch, no TCP, no signals out), no capabilities and no new
+   privileges.
 
 Each layer is tried once by ``grader.sandbox.template.probe``; a layer the kernel refuses is
 left out of the plan and reported, never silently dropped.
@@ -46,6 +47,7 @@ class SetupError(Exception):
 class Plan:
     layers: frozenset[str]
     landlock_abi: int = 0
+    host_mount_ns: int = 0  # the server's mount namespace: a worker never mounts in it
 
     def __contains__(self, layer: str) -> bool:
         return layer in self.layers
@@ -145,9 +147,21 @@ def enter_namespaces(plan: Plan, wait_for_maps) -> None:
         try:
             linux.unshare(plan.clone_flags)
         except OSError as exc:
-            raise SetupError("user" if "user" in plan else "mount", str(exc)) from None
+            raise SetupError(_failing_namespace(plan), str(exc)) from None
     if "user" in plan:
         wait_for_maps()
+
+
+def _failing_namespace(plan: Plan) -> str:
+    """The first namespace of ``plan`` that cannot be entered on its own (this process is
+    about to exit: entering the others on the way does no harm)."""
+    for layer in ("user", "net", "mount", "pid", "ipc"):
+        if layer in plan:
+            try:
+                linux.unshare(Plan(frozenset({layer})).clone_flags)
+            except OSError:
+                return layer
+    return "user" if "user" in plan else "mount"
 
 
 def pack_files(rel: str, files: list[tuple[str, bytes]]) -> bytes:
@@ -188,6 +202,7 @@ def prepare_filesystem(
         )
     rel, files = unpack_files(packed)
     top = scratch_mountpoint(runtime)
+    _own_mount_namespace(plan)
     try:
         linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
         linux.mount(
@@ -216,6 +231,22 @@ def prepare_filesystem(
     return Placement(
         f"{folder}/{student_file.name}", sub, work, read_roots=[sub], write_roots=[work]
     )
+
+
+def mount_namespace() -> int:
+    """An id of this process's mount namespace (0 if it cannot be read)."""
+    try:
+        return os.stat("/proc/self/ns/mnt").st_ino
+    except OSError:
+        return 0
+
+
+def _own_mount_namespace(plan: Plan) -> None:
+    """Refuse to mount anything unless this process is in a mount namespace of its own: a
+    mount in the server's namespace would change the whole machine's filesystem."""
+    here = mount_namespace()
+    if not plan.host_mount_ns or not here or here == plan.host_mount_ns:
+        raise SetupError("mount", "not in a mount namespace of its own")
 
 
 def _become_root_inside(plan: Plan) -> None:
@@ -267,7 +298,8 @@ def _read_only_everywhere() -> None:
 
 def confine(plan: Plan, placement: Placement, runtime: list[str]) -> None:
     """Step 3 (in the worker, before it imports anything of the student's)."""
-    if "pid" in plan:
+    if "pid" in plan and "mount" in plan:  # never over the host's own /proc
+        _own_mount_namespace(plan)
         try:
             linux.mount(
                 "proc",

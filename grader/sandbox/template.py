@@ -292,7 +292,11 @@ class Template:
             else:
                 PidsCgroups.clean_stale(base)
                 self.cgroups = PidsCgroups(base)
+        if "user" not in wanted and "nobody" in wanted:
+            wanted.discard("nobody")
+            report["nobody"] = {"on": False, "detail": "needs the user namespace"}
         abi = linux.landlock_abi()
+        host = isolate.mount_namespace()
         if "landlock" in wanted and not abi:
             wanted.discard("landlock")
             report["landlock"] = {"on": False, "detail": "the kernel has no Landlock"}
@@ -308,7 +312,7 @@ class Template:
         null = os.open(os.devnull, os.O_WRONLY)
         try:
             for _ in range(len(isolate.LAYERS) + 1):
-                plan = isolate.Plan(frozenset(wanted), abi)
+                plan = isolate.Plan(frozenset(wanted), abi, host)
                 layer, reason = self.try_plan(plan, job, null)
                 self.reap()
                 self.sweep()
@@ -326,7 +330,7 @@ class Template:
                     report.setdefault("nobody", {"on": False, "detail": f"needs the {layer} layer"})
         finally:
             os.close(null)
-        self.plan = isolate.Plan(frozenset(wanted), abi)
+        self.plan = isolate.Plan(frozenset(wanted), abi, host)
         for name in wanted:
             report[name] = {"on": True, "detail": ""}
         for one, other in (("nobody", "cgroup"), ("cgroup", "nobody")):
@@ -336,6 +340,8 @@ class Template:
                     "detail": f"not needed: {report[other]['detail']}"
                     f" (the {one} layer limits processes)",
                 }
+        if "pid" in wanted and "mount" not in wanted:
+            report["pid"]["detail"] = "the host's /proc stays visible (no mount namespace)"
         if "landlock" in wanted and abi < 6:
             report["landlock"]["detail"] = f"ABI {abi}: " + (
                 "no TCP or signal rules" if abi < 4 else "no signal rules"
