@@ -6,8 +6,10 @@ processes already fill the cores), and owns one worker starter: the warm fork se
 ``grader.sandbox`` when it is there, so that no submission pays for an import of torch.
 Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
 
-Hypothesis and the reference computations are pure Python under the GIL, so processes, not
-threads, are what make a batch faster (``bench/bench_batch.py --threads`` measures both).
+Processes, not threads: hypothesis and the reference computations are Python under the GIL,
+and the checks seed torch's global random generator, so threads sharing one judge are both
+slower (half the speed on 2 cores) and wrong (crashes, other scores), as
+``bench/bench_batch.py --threads`` shows.
 
 A judge process that dies (the grader itself crashing or running out of memory) costs only
 the submissions it held: they are tried again in a fresh pool, and after ``MAX_ATTEMPTS``
