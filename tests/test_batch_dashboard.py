@@ -96,7 +96,8 @@ def test_self_contained_and_escaped(out):
     assert HOSTILE not in html and "&lt;img src=x onerror=" in html
     urls = re.findall(r'(?:src|href)\s*=\s*"([^"]*)"', html)
     assert urls and not [u for u in urls if re.match(r"^(https?:)?//", u)]
-    assert "<link" not in html and "@import" not in html and "url(" not in html
+    assert "<link" not in html and "@import" not in html
+    assert all(u.startswith("#") for u in re.findall(r"url\(([^)]*)\)", html))  # in-page only
     assert 'href="reports/alice.html"' in html or 'href="results/alice.json"' in html
 
 
