@@ -3,6 +3,7 @@ line per submission (for logs, CI and Slurm output files)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from typing import TextIO
 
@@ -20,8 +21,10 @@ class Progress:
         if self.stream.isatty():
             from tqdm import tqdm
 
+            sized = shutil.get_terminal_size((0, 0)).columns > 0  # a pty may report 0x0
             self.bar = tqdm(
-                total=total, initial=already, unit="sub", file=self.stream, dynamic_ncols=True,
+                total=total, initial=already, unit="sub", file=self.stream,
+                dynamic_ncols=sized, ncols=None if sized else 80,
                 desc="grading", bar_format="{desc} {bar} {n_fmt}/{total_fmt} "
                 "[{elapsed}<{remaining}, {rate_fmt}]{postfix}",
             )  # fmt: skip
