@@ -130,7 +130,9 @@ def test_one_run_grades_every_kind_of_submission(reference):
     assert list(book) == ["alice", "bob", "carol", "dan", "erin"]
     for name in ("alice", "carol", "dan", "erin"):
         assert (book[name]["total"], book[name]["3.1"], book[name]["status"]) == (
-            "10", "10", "passed"
+            "10",
+            "10",
+            "passed",
         ), name
     assert book["bob"]["status"] == "failed" and float(book["bob"]["total"]) < 10
     assert set(book["alice"]) == {"name", "total", "max_total", "3.1", "status", "reason",
