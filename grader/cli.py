@@ -109,6 +109,12 @@ def run_grade(argv: list[str]) -> int:
         prestart()
     from grader import registry
     from grader.judge import grade
+
+    import torch
+
+    # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
+    # need (workers come from the fork server and keep torch's default thread count).
+    torch.set_num_threads(1)
     from grader.properties import DEFAULT_SEED
     from grader.submission import SubmissionError, load_submission
 
