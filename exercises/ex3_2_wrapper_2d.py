@@ -21,7 +21,9 @@ width of one head?
 from reference import MultiHeadAttentionWrapper
 
 
-def make_2d_wrapper(d_in: int, context_length: int, dropout: float = 0.0) -> MultiHeadAttentionWrapper:
+def make_2d_wrapper(
+    d_in: int, context_length: int, dropout: float = 0.0
+) -> MultiHeadAttentionWrapper:
     """Return a two-head ``MultiHeadAttentionWrapper`` with 2-dimensional context vectors."""
     raise NotImplementedError(
         "Exercise 3.2 is not done yet: write make_2d_wrapper() in "

@@ -22,19 +22,39 @@ class UsageError(Exception):
 def add_grading_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=None, help="draw other examples (default: fixed)")
     p.add_argument(
-        "--max-examples", type=int, default=None, metavar="N",
+        "--max-examples",
+        type=int,
+        default=None,
+        metavar="N",
         help="examples per check (default: each check's own)",
     )
-    p.add_argument("--call-timeout", type=float, default=None, metavar="S",
-                   help="seconds one call into student code may take")
-    p.add_argument("--exercise-budget", type=float, default=None, metavar="S",
-                   help="seconds all checks of one exercise may take")
-    p.add_argument("--memory-mb", type=int, default=None, metavar="MB",
-                   help="memory a worker may use")
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="run workers as plain subprocesses, without OS isolation")
-    p.add_argument("--strict-sandbox", action="store_true",
-                   help="refuse to grade when a sandbox layer is unavailable")
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds one call into student code may take",
+    )
+    p.add_argument(
+        "--exercise-budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds all checks of one exercise may take",
+    )
+    p.add_argument(
+        "--memory-mb", type=int, default=None, metavar="MB", help="memory a worker may use"
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run workers as plain subprocesses, without OS isolation",
+    )
+    p.add_argument(
+        "--strict-sandbox",
+        action="store_true",
+        help="refuse to grade when a sandbox layer is unavailable",
+    )
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -43,16 +63,32 @@ def grade_parser() -> argparse.ArgumentParser:
         description="Grade the chapter 3-4 exercises. Other commands: "
         "grade batch | merge | release | notebook | gradescope (see grade COMMAND -h).",
     )
-    p.add_argument("path", nargs="?", default=".", type=Path,
-                   help="a folder with exercises/, or a notebook (default: .)")
-    p.add_argument("-e", "--exercise", action="append", dest="exercises", metavar="ID",
-                   help="grade only this exercise (3.1 ... 4.3); repeatable")
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        type=Path,
+        help="a folder with exercises/, or a notebook (default: .)",
+    )
+    p.add_argument(
+        "-e",
+        "--exercise",
+        action="append",
+        dest="exercises",
+        metavar="ID",
+        help="grade only this exercise (3.1 ... 4.3); repeatable",
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON result here")
     p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="what to print on stdout (default: text)")
-    p.add_argument("-v", "--verbose", action="store_true",
-                   help="show every failure's counterexample and snippet")
+    p.add_argument(
+        "--format", choices=FORMATS, default="text", help="what to print on stdout (default: text)"
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show every failure's counterexample and snippet",
+    )
     add_grading_options(p)
     return p
 
@@ -107,10 +143,10 @@ def run_grade(argv: list[str]) -> int:
         from grader.sandbox import prestart
 
         prestart()
+    import torch
+
     from grader import registry
     from grader.judge import grade
-
-    import torch
 
     # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
     # need (workers come from the fork server and keep torch's default thread count).
@@ -121,8 +157,10 @@ def run_grade(argv: list[str]) -> int:
     try:
         registry.select(args.exercises)
     except KeyError as exc:
-        raise UsageError(f"unknown exercise {exc.args[0]!r}; choose from "
-                         + ", ".join(e.id for e in registry.EXERCISES)) from None
+        raise UsageError(
+            f"unknown exercise {exc.args[0]!r}; choose from "
+            + ", ".join(e.id for e in registry.EXERCISES)
+        ) from None
     if args.max_examples is not None and args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
     try:

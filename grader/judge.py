@@ -57,9 +57,7 @@ def _finish(
     score = round(sum(r.points for r in results), 6)
     if status == "failed" and all(r.passed for r in results):
         status = "passed"
-    return ExerciseResult(
-        exercise.id, exercise.title, score, exercise.max_score, status, results
-    )
+    return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
 
 
 def grade_exercise(
@@ -86,7 +84,9 @@ def grade_exercise(
         return _finish(exercise, "error", _unrun(checks, _import_failure(exc.info)), scale)
     except WorkerLost as lost:
         return _finish(
-            exercise, lost.status, _unrun(checks, f"importing your file failed: {lost.reason}"),
+            exercise,
+            lost.status,
+            _unrun(checks, f"importing your file failed: {lost.reason}"),
             scale,
         )
 

@@ -80,7 +80,8 @@ def large_gpt_configs() -> st.SearchStrategy[dict]:
 def split_dropout_rates(draw) -> dict:
     """Three distinct non-zero rates, in any order of size."""
     rates = draw(
-        st.lists(st.sampled_from([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), min_size=3, max_size=3,
-                 unique=True)
+        st.lists(
+            st.sampled_from([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]), min_size=3, max_size=3, unique=True
+        )
     )
     return dict(zip(("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"), rates, strict=True))

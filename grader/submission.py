@@ -60,5 +60,6 @@ def load_submission(path: Path, name: str | None = None) -> Submission:
         # The six files handed in without their folder (as Gradescope uploads them).
         return Submission(name, path.resolve(), loose)
     raise SubmissionError(
-        f"{path}: no exercises/ folder and none of the exercise files (ex3_1_weight_transfer.py, ...)"
+        f"{path}: no exercises/ folder and none of the exercise files "
+        "(ex3_1_weight_transfer.py, ...)"
     )

@@ -45,8 +45,9 @@ def corpus_cases() -> list[CorpusCase]:
     return cases
 
 
-def make_submission(dest: Path, replacements: dict[str, Path] | None = None,
-                    base: Path = SOLUTION) -> Path:
+def make_submission(
+    dest: Path, replacements: dict[str, Path] | None = None, base: Path = SOLUTION
+) -> Path:
     """A submission folder: ``base``'s exercise files, with ``replacements`` (id -> file)."""
     target = dest / "exercises"
     target.mkdir(parents=True, exist_ok=True)
@@ -57,9 +58,13 @@ def make_submission(dest: Path, replacements: dict[str, Path] | None = None,
     return dest
 
 
-def grade_folder(path: Path, exercises: list[str] | None = None,
-                 max_examples: int | None = TEST_MAX_EXAMPLES, seed: int | None = None,
-                 **kwargs) -> GradeResult:
+def grade_folder(
+    path: Path,
+    exercises: list[str] | None = None,
+    max_examples: int | None = TEST_MAX_EXAMPLES,
+    seed: int | None = None,
+    **kwargs,
+) -> GradeResult:
     submission = load_submission(path)
     extra = {} if seed is None else {"seed": seed}
     return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)

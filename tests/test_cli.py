@@ -20,7 +20,11 @@ FAST = ["--max-examples", "4"]
 def grade(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "grader.cli", *args],
-        capture_output=True, text=True, cwd=cwd, env=env, timeout=300,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
     )
 
 

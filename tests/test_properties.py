@@ -13,8 +13,13 @@ def recording_check(seen: list, fail_when=lambda n: False) -> Check:
             raise CheckFailed(f"{n} is too big")
 
     return Check(
-        name="records", points=2, strategy=st.integers(0, 10_000), run=run,
-        hint="keep it small", reproduce=lambda n: f"print({n})", max_examples=15,
+        name="records",
+        points=2,
+        strategy=st.integers(0, 10_000),
+        run=run,
+        hint="keep it small",
+        reproduce=lambda n: f"print({n})",
+        max_examples=15,
     )
 
 

@@ -40,8 +40,14 @@ def test_self_attention_v1_seed_123():
     out = SelfAttention_v1(3, 2)(INPUTS)
     assert_printed(
         out,
-        [[0.2996, 0.8053], [0.3061, 0.8210], [0.3058, 0.8203],
-         [0.2948, 0.7939], [0.2927, 0.7891], [0.2990, 0.8040]],
+        [
+            [0.2996, 0.8053],
+            [0.3061, 0.8210],
+            [0.3058, 0.8203],
+            [0.2948, 0.7939],
+            [0.2927, 0.7891],
+            [0.2990, 0.8040],
+        ],
     )
 
 
@@ -50,8 +56,14 @@ def test_self_attention_v2_seed_789():
     out = SelfAttention_v2(3, 2)(INPUTS)
     assert_printed(
         out,
-        [[-0.0739, 0.0713], [-0.0748, 0.0703], [-0.0749, 0.0702],
-         [-0.0760, 0.0685], [-0.0763, 0.0679], [-0.0754, 0.0693]],
+        [
+            [-0.0739, 0.0713],
+            [-0.0748, 0.0703],
+            [-0.0749, 0.0702],
+            [-0.0760, 0.0685],
+            [-0.0763, 0.0679],
+            [-0.0754, 0.0693],
+        ],
     )
 
 
@@ -139,14 +151,26 @@ def test_gpt2_sizes_on_meta(emb_dim, n_layers, n_heads, total):
 
 
 def test_gpt_model_forward_shape_and_names():
-    cfg = {**GPT_CONFIG_124M, "vocab_size": 50, "context_length": 8, "emb_dim": 12,
-           "n_heads": 3, "n_layers": 2}
+    cfg = {
+        **GPT_CONFIG_124M,
+        "vocab_size": 50,
+        "context_length": 8,
+        "emb_dim": 12,
+        "n_heads": 3,
+        "n_layers": 2,
+    }
     torch.manual_seed(0)
     model = GPTModel(cfg).eval()
     logits = model(torch.randint(0, 50, (2, 5)))
     assert logits.shape == (2, 5, 50)
     names = {n for n, _ in model.named_parameters()}
-    for expected in ("tok_emb.weight", "pos_emb.weight", "trf_blocks.0.att.W_query.weight",
-                     "trf_blocks.1.ff.layers.2.bias", "trf_blocks.0.norm1.scale",
-                     "final_norm.shift", "out_head.weight"):
+    for expected in (
+        "tok_emb.weight",
+        "pos_emb.weight",
+        "trf_blocks.0.att.W_query.weight",
+        "trf_blocks.1.ff.layers.2.bias",
+        "trf_blocks.0.norm1.scale",
+        "final_norm.shift",
+        "out_head.weight",
+    ):
         assert expected in names

@@ -12,6 +12,7 @@ import pytest
 import torch
 from support import CORPUS, SOLUTION
 
+from grader.registry import EXERCISES
 from reference import (
     GPT_CONFIG_124M,
     GPTModel,
@@ -21,7 +22,6 @@ from reference import (
     SelfAttention_v2,
     TransformerBlock,
 )
-from grader.registry import EXERCISES
 
 
 def correct_answers(exercise_module: str) -> list[Path]:
@@ -114,8 +114,12 @@ def test_4_1(path):
 @pytest.mark.parametrize("path", correct_answers("ex4_2"), ids=ids(correct_answers("ex4_2")))
 def test_4_2(path):
     answer = load(path)
-    sizes = {"small": (768, 12, 12), "medium": (1024, 24, 16), "large": (1280, 36, 20),
-             "xl": (1600, 48, 25)}
+    sizes = {
+        "small": (768, 12, 12),
+        "medium": (1024, 24, 16),
+        "large": (1280, 36, 20),
+        "xl": (1600, 48, 25),
+    }
     assert set(answer.GPT2_CONFIGS) == set(sizes)
     for name, (emb, layers, heads) in sizes.items():
         expected = {**GPT_CONFIG_124M, "emb_dim": emb, "n_layers": layers, "n_heads": heads}
@@ -144,10 +148,20 @@ def reference_with_rates(cfg: dict, emb: float, shortcut: float, attn: float) ->
 def test_4_3(path):
     answer = load(path)
     expected_keys = (set(GPT_CONFIG_124M) - {"drop_rate"}) | {
-        "drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"}
+        "drop_rate_emb",
+        "drop_rate_shortcut",
+        "drop_rate_attn",
+    }
     assert set(answer.GPT_CONFIG_SPLIT_DROPOUT) == expected_keys
-    cfg = {**GPT_CONFIG_124M, "vocab_size": 40, "context_length": 9, "emb_dim": 12,
-           "n_heads": 3, "n_layers": 2, "qkv_bias": True}
+    cfg = {
+        **GPT_CONFIG_124M,
+        "vocab_size": 40,
+        "context_length": 9,
+        "emb_dim": 12,
+        "n_heads": 3,
+        "n_layers": 2,
+        "qkv_bias": True,
+    }
     ids_ = torch.randint(0, 40, (2, 9), generator=torch.Generator().manual_seed(1))
     for rates in [(0.3, 0.2, 0.5), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]:
         ref = reference_with_rates(cfg, *rates)

@@ -13,10 +13,15 @@ from grader.registry import EXERCISES
 
 def test_transfer_weights_stub_message():
     proc = subprocess.run(
-        [sys.executable, "-c",
-         "from exercises.ex3_1_weight_transfer import transfer_weights; "
-         "transfer_weights(None, None)"],
-        capture_output=True, text=True, cwd=ROOT,
+        [
+            sys.executable,
+            "-c",
+            "from exercises.ex3_1_weight_transfer import transfer_weights; "
+            "transfer_weights(None, None)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
