@@ -39,14 +39,7 @@ from grader.submission import Submission, SubmissionError
 TAG_PREFIX = "exercise-"
 
 # The names each exercise's file must define (DESIGN §4).
-CONTRACT: dict[str, tuple[str, ...]] = {
-    "3.1": ("transfer_weights",),
-    "3.2": ("make_2d_wrapper",),
-    "3.3": ("gpt2_small_attention",),
-    "4.1": ("feedforward_params", "attention_params"),
-    "4.2": ("GPT2_CONFIGS", "total_params", "model_size_mb"),
-    "4.3": ("GPT_CONFIG_SPLIT_DROPOUT", "TransformerBlock", "GPTModel"),
-}
+CONTRACT: dict[str, tuple[str, ...]] = {e.id: e.names for e in EXERCISES}
 
 # Cell magics whose body is still Python; any other ``%%`` cell is not Python at all.
 PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}

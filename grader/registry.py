@@ -8,6 +8,7 @@ class Exercise:
     id: str
     filename: str
     title: str
+    names: tuple[str, ...]  # what the student's file must define (DESIGN §4)
     max_score: float = 10.0
 
     @property
@@ -17,12 +18,42 @@ class Exercise:
 
 
 EXERCISES: tuple[Exercise, ...] = (
-    Exercise("3.1", "ex3_1_weight_transfer.py", "Weight transfer from SelfAttention_v2 to v1"),
-    Exercise("3.2", "ex3_2_wrapper_2d.py", "Two-head wrapper with 2-D context vectors"),
-    Exercise("3.3", "ex3_3_gpt2_attention.py", "GPT-2-small-sized multi-head attention"),
-    Exercise("4.1", "ex4_1_parameter_counts.py", "Parameters in feed-forward vs attention"),
-    Exercise("4.2", "ex4_2_scaled_configs.py", "Larger GPT-2 configs and their sizes"),
-    Exercise("4.3", "ex4_3_split_dropout.py", "Separate dropout rates"),
+    Exercise(
+        "3.1",
+        "ex3_1_weight_transfer.py",
+        "Weight transfer from SelfAttention_v2 to v1",
+        ("transfer_weights",),
+    ),
+    Exercise(
+        "3.2",
+        "ex3_2_wrapper_2d.py",
+        "Two-head wrapper with 2-D context vectors",
+        ("make_2d_wrapper",),
+    ),
+    Exercise(
+        "3.3",
+        "ex3_3_gpt2_attention.py",
+        "GPT-2-small-sized multi-head attention",
+        ("gpt2_small_attention",),
+    ),
+    Exercise(
+        "4.1",
+        "ex4_1_parameter_counts.py",
+        "Parameters in feed-forward vs attention",
+        ("feedforward_params", "attention_params"),
+    ),
+    Exercise(
+        "4.2",
+        "ex4_2_scaled_configs.py",
+        "Larger GPT-2 configs and their sizes",
+        ("GPT2_CONFIGS", "total_params", "model_size_mb"),
+    ),
+    Exercise(
+        "4.3",
+        "ex4_3_split_dropout.py",
+        "Separate dropout rates",
+        ("GPT_CONFIG_SPLIT_DROPOUT", "TransformerBlock", "GPTModel"),
+    ),
 )
 
 BY_ID: dict[str, Exercise] = {e.id: e for e in EXERCISES}

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.registry import BY_ID
+from grader.registry import BY_ID, EXERCISES
 from grader.result import CheckResult, ExerciseResult
 
 HINT = "\nHint: "
@@ -24,15 +24,9 @@ NOT_RUN = "not run:"
 NOT_SUBMITTED = "not submitted:"
 
 # The names a student defines in each exercise file, in the order a failure most often
-# points at; a check's annotation goes to the first of them its name or message mentions.
-ENTRY_POINTS: dict[str, tuple[str, ...]] = {
-    "3.1": ("transfer_weights",),
-    "3.2": ("make_2d_wrapper",),
-    "3.3": ("gpt2_small_attention",),
-    "4.1": ("feedforward_params", "attention_params"),
-    "4.2": ("GPT2_CONFIGS", "total_params", "model_size_mb"),
-    "4.3": ("GPT_CONFIG_SPLIT_DROPOUT", "TransformerBlock", "GPTModel"),
-}
+# points at (from the registry); a check's annotation goes to the first of them its name or
+# message mentions.
+ENTRY_POINTS: dict[str, tuple[str, ...]] = {e.id: e.names for e in EXERCISES}
 
 STATUS_LABEL = {
     "passed": "passed",
