@@ -17,7 +17,14 @@ import torch
 from torch import nn
 
 from grader.launcher import StudentError, WorkerHandle
-from grader.properties import ATOL, RTOL, CheckFailed, expect_tensor, explain_student_error
+from grader.properties import (
+    ATOL,
+    RTOL,
+    CheckFailed,
+    expect_tensor,
+    explain_student_error,
+    tensor_text,
+)
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the
@@ -107,6 +114,39 @@ def first_changed_token(before: torch.Tensor, after: torch.Tensor, keep: int) ->
         if not same(after[:, t], before[:, t]):
             return t
     return None
+
+
+def assert_causal(
+    worker: WorkerHandle,
+    handle: int,
+    x: torch.Tensor,
+    keep: int,
+    seed: int,
+    call: str,
+    owner: str,
+    width: int,
+) -> None:
+    """Change only tokens ``keep ..`` of ``x`` and fail unless the outputs of tokens before
+    ``keep`` stay the same (``owner`` names the module, ``width`` its output width)."""
+    batch, n, d_in = x.shape
+    changed = x.clone()
+    changed[:, keep:] = judge_input((batch, n - keep, d_in), seed + 1)
+    # One forward pass over both batches (sequences of a batch never see each other).
+    both = student_forward(worker, handle, torch.cat([x, changed]), call)
+    before, after = both[:batch], both[batch:]
+    if before.shape != after.shape or before.ndim < 2 or before.shape[1] != n:
+        raise CheckFailed(
+            f"{owner} gives outputs of shape {shape_text(before.shape)}, not one context vector "
+            f"per token ({shape_text((batch, n, width))})"
+        )
+    token = first_changed_token(before, after, keep)
+    if token is not None:
+        later = f"token {keep}" if keep == n - 1 else f"tokens {keep} to {n - 1}"
+        raise CheckFailed(
+            f"changing only {later} of the input (counting from 0) changed the context vector "
+            f"of token {token}: the module lets a token see the tokens after it.\n"
+            f"Before: {tensor_text(before[:, token])}\nAfter:  {tensor_text(after[:, token])}"
+        )
 
 
 # --- rebuilding the reference from a description ------------------------------------------------

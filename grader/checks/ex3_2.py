@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from grader.checks.attention_rebuild import (
     INPUT_SOURCE,
+    assert_causal,
     build_student,
-    first_changed_token,
     judge_input,
     rebuild_wrapper,
     reference_forward,
@@ -23,7 +23,7 @@ from grader.checks.attention_rebuild import (
     student_forward,
 )
 from grader.launcher import WorkerHandle
-from grader.properties import Check, CheckFailed, assert_close, tensor_text
+from grader.properties import Check, CheckFailed, assert_close
 from grader.strategies import batched_inputs, dims, dropout_rates, torch_seeds
 
 # --- strategies -------------------------------------------------------------------------------
@@ -169,27 +169,10 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
 
 def check_causal(worker: WorkerHandle, ex: dict) -> None:
     reply = build(worker, ex)
-    x = batch_of(ex)
-    changed = x.clone()
-    keep, n = ex["keep"], ex["num_tokens"]
-    changed[:, keep:] = judge_input((ex["batch"], n - keep, ex["d_in"]), ex["seed"] + 1)
-    # One forward pass over both batches (sequences of a batch never see each other).
-    both = student_forward(worker, reply["handle"], torch.cat([x, changed]), call_text(ex))
-    before, after = both[: ex["batch"]], both[ex["batch"] :]
-    if before.shape != after.shape or before.ndim < 2 or before.shape[1] != n:
-        raise CheckFailed(
-            f"the module {call_text(ex)} returned gives outputs of shape "
-            f"{shape_text(before.shape)}, not one context vector per token "
-            f"({shape_text((ex['batch'], n, 2))})"
-        )
-    token = first_changed_token(before, after, keep)
-    if token is not None:
-        later = f"token {keep}" if keep == n - 1 else f"tokens {keep} to {n - 1}"
-        raise CheckFailed(
-            f"changing only {later} of the input (counting from 0) changed the context vector "
-            f"of token {token}: the module lets a token see the tokens after it.\n"
-            f"Before: {tensor_text(before[:, token])}\nAfter:  {tensor_text(after[:, token])}"
-        )
+    owner = f"the module {call_text(ex)} returned"
+    assert_causal(
+        worker, reply["handle"], batch_of(ex), ex["keep"], ex["seed"], call_text(ex), owner, 2
+    )
 
 
 # --- snippets ---------------------------------------------------------------------------------

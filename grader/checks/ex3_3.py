@@ -21,8 +21,8 @@ from torch import nn
 
 from grader.checks.attention_rebuild import (
     INPUT_SOURCE,
+    assert_causal,
     build_student,
-    first_changed_token,
     judge_input,
     rebuild_mha,
     reference_forward,
@@ -30,7 +30,7 @@ from grader.checks.attention_rebuild import (
     student_forward,
 )
 from grader.launcher import WorkerHandle
-from grader.properties import Check, CheckFailed, assert_close, tensor_text
+from grader.properties import Check, CheckFailed, assert_close
 from grader.strategies import torch_seeds
 
 CALL = "gpt2_small_attention()"
@@ -166,26 +166,7 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
 
 def check_causal(worker: WorkerHandle, ex: dict) -> None:
     handle = built(worker).handle
-    x = batch_of(ex)
-    changed = x.clone()
-    keep, n = ex["keep"], ex["n_tokens"]
-    changed[:, keep:] = judge_input((ex["batch"], n - keep, EMB), ex["seed"] + 1)
-    # One forward pass over both batches (sequences of a batch never see each other).
-    both = student_forward(worker, handle, torch.cat([x, changed]), CALL)
-    before, after = both[: ex["batch"]], both[ex["batch"] :]
-    if before.shape != after.shape or before.ndim < 2 or before.shape[1] != n:
-        raise CheckFailed(
-            f"{OWNER} gives outputs of shape {shape_text(before.shape)}, not one context vector "
-            f"per token ({shape_text((ex['batch'], n, EMB))})"
-        )
-    token = first_changed_token(before, after, keep)
-    if token is not None:
-        later = f"token {keep}" if keep == n - 1 else f"tokens {keep} to {n - 1}"
-        raise CheckFailed(
-            f"changing only {later} of the input (counting from 0) changed the context vector "
-            f"of token {token}: the module lets a token see the tokens after it.\n"
-            f"Before: {tensor_text(before[:, token])}\nAfter:  {tensor_text(after[:, token])}"
-        )
+    assert_causal(worker, handle, batch_of(ex), ex["keep"], ex["seed"], CALL, OWNER, EMB)
 
 
 # --- snippets ---------------------------------------------------------------------------------
