@@ -101,7 +101,7 @@ def serve(exercise_id: str, student_file: str, submission_root: str, req_fd: int
             reply = {"ok": False, "error": describe_exception(exc, student_dir)}
         try:
             wire.send(rep_fd, reply)
-        except Exception as exc:  # a value torch.save cannot write
+        except Exception as exc:  # a value the wire cannot carry
             wire.send(rep_fd, {"ok": False, "error": describe_exception(exc, student_dir)})
 
 

@@ -1,0 +1,162 @@
+"""The judge<->worker codec: what a worker may send comes back exactly, and nothing else is
+accepted (no pickles, no forged tensors, no objects)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import struct
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader import wire
+
+
+def roundtrip(value):
+    data = wire.encode(value)
+    (size,) = struct.unpack("!Q", data[:8])
+    assert size == len(data) - 8
+    return wire.decode(data[8:])
+
+
+def plain_values() -> st.SearchStrategy:
+    scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+    tensors = st.builds(
+        lambda shape, dtype: (
+            torch.arange(int(torch.tensor(shape).prod()) if shape else 1).reshape(shape).to(dtype)
+        ),
+        st.lists(st.integers(0, 4), max_size=3),
+        st.sampled_from([torch.float32, torch.float64, torch.int64, torch.bool, torch.bfloat16]),
+    )
+    return st.recursive(
+        scalars | tensors,
+        lambda inner: (
+            st.lists(inner, max_size=4)
+            | st.tuples(inner, inner)
+            | st.dictionaries(st.text(max_size=5) | st.integers(), inner, max_size=4)
+        ),
+        max_leaves=20,
+    )
+
+
+def same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return (
+            type(b) is torch.Tensor
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and torch.equal(a, b)
+        )
+    if isinstance(a, float) and a != a:
+        return isinstance(b, float) and b != b
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    return a == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(plain_values())
+def test_plain_data_and_tensors_come_back_exactly(value):
+    assert same(value, roundtrip(value))
+
+
+def test_state_dicts_views_and_parameters_arrive_as_plain_tensors():
+    lin = torch.nn.Linear(3, 2)
+    state = roundtrip(lin.state_dict())
+    assert type(state) is dict and list(state) == ["weight", "bias"]
+    assert torch.equal(state["weight"], lin.weight.detach())
+    t = torch.arange(12.0).reshape(3, 4).t()[1:]  # not contiguous, with an offset
+    assert torch.equal(roundtrip(t), t)
+    p = roundtrip(torch.nn.Parameter(torch.ones(2)))
+    assert type(p) is torch.Tensor and not p.requires_grad
+
+
+def test_tensor_subclasses_and_objects_are_not_sent():
+    class Liar(torch.Tensor):
+        pass
+
+    with pytest.raises(wire.NotEncodable, match="Liar"):
+        wire.encode({"value": torch.ones(2).as_subclass(Liar)})
+    with pytest.raises(wire.NotEncodable, match="set"):
+        wire.encode({1, 2})
+    with pytest.raises(wire.NotEncodable, match="meta"):
+        wire.encode(torch.ones(2, device="meta"))
+
+
+def payload(doc, blob: bytes = b"") -> bytes:
+    raw = doc if isinstance(doc, bytes) else json.dumps(doc).encode()
+    head = struct.pack("!I", len(raw)) + raw
+    head += bytes(-len(head) % wire.ALIGN)
+    return head + blob
+
+
+@pytest.mark.parametrize(
+    "doc, blob",
+    [
+        (["x", "float32", [2], 0, 8], b"\0" * 4),  # fewer bytes than the shape needs
+        (["x", "float32", [3], 0, 8], b"\0" * 16),  # shape and size disagree
+        (["x", "object", [1], 0, 8], b"\0" * 8),  # not a dtype
+        (["x", "float32", [-1], 0, 4], b"\0" * 8),  # negative size
+        (["x", "float32", [1], 3, 4], b"\0" * 8),  # unaligned offset
+        (["q", 1], b""),  # unknown tag
+        ({"ok": True}, b""),  # an untagged object
+        (["d", "key"], b""),  # a key with no value
+        (["d", ["l"], 1], b""),  # an unhashable key
+        (["f", "1e999"], b""),  # only nan and the infinities are spelled out
+    ],
+)
+def test_malformed_messages_are_refused(doc, blob):
+    with pytest.raises(wire.BadMessage):
+        wire.decode(payload(doc, blob))
+
+
+def test_a_pickle_is_refused_and_never_run(tmp_path):
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    buf = io.BytesIO()
+    torch.save({"ok": True, "value": 1}, buf)
+    for data in (pickle.dumps(Payload()), buf.getvalue(), b"\xff" * 64):
+        with pytest.raises(wire.BadMessage):
+            wire.decode(data)
+    assert not marker.exists()
+
+
+def test_a_deeply_nested_message_is_refused_not_a_crash():
+    doc = b'["l",' * 100_000 + b"1" + b"]" * 100_000
+    with pytest.raises(wire.BadMessage):
+        wire.decode(payload(doc))
+
+
+def test_bool_tensors_hold_only_true_and_false():
+    t = wire.decode(payload(["x", "bool", [3], 0, 3], bytes([0, 1, 7])))
+    assert t.tolist() == [False, True, True]
+
+
+def test_recv_reads_a_message_sent_in_pieces():
+    r, w = os.pipe()
+    value = {"big": torch.randn(300, 300), "n": 3}
+    data = wire.encode(value)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the writer
+        os.close(r)
+        for i in range(0, len(data), 70_000):
+            os.write(w, data[i : i + 70_000])
+        os._exit(0)
+    os.close(w)
+    got = wire.recv(r, timeout=30)
+    os.waitpid(pid, 0)
+    os.close(r)
+    assert same(value, got)
