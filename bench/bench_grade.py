@@ -1,66 +1,94 @@
-"""Benchmark: cold ``grade`` of the instructor solution against a bare ``import torch``.
+"""Benchmark: a cold ``grade`` as a student runs it, as ratios to ``import torch``.
 
-Prints, as medians over interleaved runs: the wall time of ``python -c "import torch"``, of a
-cold ``grade`` of all six exercises (a new process each time, as a student runs it), their
-ratio (target: at most 2x), and each exercise's own time inside one warm judge process.
+Each command runs as a new process (cold: a fresh interpreter, a fresh fork server), right
+after a bare ``python -c "import torch"`` in the same venv, and its time is divided by that
+one: ratios hold when the machine's speed drifts. Rows: the solution, all six exercises; each
+exercise alone (``-e``); the untouched stubs; two usage errors (absolute time, goal < 0.3 s).
+Then the peak memory of one cold grade (summed PSS over its process tree) and a breakdown of
+one cold grade (from ``GRADER_TIMINGS``): imports, worker start, and per exercise the judge's
+compute, the worker's compute and the waiting between them.
 
-    python bench/bench_grade.py [--runs N] [--submission PATH]
+    python bench/bench_grade.py [--runs 3] [--submission PATH]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
-import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import ROOT, Series, run, torch_import  # noqa: E402
+
+EXERCISES = ("3.1", "3.2", "3.3", "4.1", "4.2", "4.3")
 
 
-def wall(cmd: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - start
-
-
-def per_exercise(submission: Path) -> list[tuple[str, float, float]]:
-    from grader.judge import grade
-    from grader.registry import EXERCISES
-    from grader.submission import load_submission
-
-    sub = load_submission(submission)
-    grade(sub, ["3.1"])  # warm the judge (imports, fork server)
-    rows = []
-    for ex in EXERCISES:
-        start = time.perf_counter()
-        result = grade(sub, [ex.id])
-        rows.append((ex.id, time.perf_counter() - start, result.score))
+def commands(python: str, submission: Path) -> list[tuple[str, list[str], str]]:
+    grade = [python, "-m", "grader.cli"]
+    rows = [("grade, all six (solution)", [*grade, str(submission)], "<= 2.0x")]
+    rows += [(f"grade -e {e}", [*grade, str(submission), "-e", e], "<= 1.3x") for e in EXERCISES]
+    rows.append(("grade, untouched stubs", [*grade, str(ROOT)], "<= 1.5x"))
+    rows.append(("usage: grade /nonexistent", [*grade, "/nonexistent"], "< 0.3 s"))
+    rows.append(("usage: grade SUB -e 9.9", [*grade, str(submission), "-e", "9.9"], "< 0.3 s"))
     return rows
+
+
+def breakdown(python: str, submission: Path) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "timings.json"
+        run([python, "-m", "grader.cli", str(submission)], env={"GRADER_TIMINGS": str(path)})
+        return json.loads(path.read_text())
+
+
+def print_breakdown(figures: dict) -> None:
+    phases = figures["phases"]
+    imports = phases.get("imports", 0.0)
+    started = phases.get("workers_started", imports)
+    graded = phases.get("graded", started)
+    print("\nbreakdown of one cold grade (seconds since the grader's first import):")
+    print(f"  imports (torch, hypothesis, checks)  {imports:6.3f}")
+    print(f"  fork server ready, workers started   {started - imports:6.3f}")
+    print(f"  grading, all exercises (wall)        {graded - started:6.3f}")
+    print(f"  report                               {phases.get('reported', graded) - graded:6.3f}")
+    print("  per exercise: total = student import + judge compute + worker compute + waiting")
+    for ex_id, v in figures["exercises"].items():
+        print(
+            f"    {ex_id}  {v['total']:6.3f} = {v['student_import']:.3f} + "
+            f"{v['judge_compute']:.3f} + {v['worker_compute']:.3f} + {v['waiting']:.3f}"
+            f"   ({v['calls']} calls)"
+        )
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--runs", type=int, default=3)
     p.add_argument("--submission", type=Path, default=ROOT / "tests/submissions/solution")
     args = p.parse_args()
-
-    torch_cmd = [sys.executable, "-c", "import torch"]
-    grade_cmd = [sys.executable, "-m", "grader.cli", str(args.submission), "--format", "json"]
-    wall(torch_cmd), wall(grade_cmd)  # warm the page cache
-    torch_times, grade_times = [], []
+    python = sys.executable
+    rows = commands(python, args.submission)
+    series = {name: Series(name) for name, _, _ in rows}
+    baseline = Series("python -c 'import torch'")
+    run(torch_import(python))  # warm the page cache
+    run(rows[0][1])
     for _ in range(args.runs):
-        torch_times.append(wall(torch_cmd))
-        grade_times.append(wall(grade_cmd))
-    t, g = statistics.median(torch_times), statistics.median(grade_times)
-    print(f"runs: {args.runs} (medians; min-max in brackets)")
-    print(f"import torch      {t:6.2f} s  [{min(torch_times):.2f}-{max(torch_times):.2f}]")
-    print(f"cold grade (6 ex) {g:6.2f} s  [{min(grade_times):.2f}-{max(grade_times):.2f}]")
-    print(f"ratio             {g / t:6.2f} x  (target <= 2.0)")
-    print("\nper exercise, inside one warm judge:")
-    for ex_id, seconds, score in per_exercise(args.submission):
-        print(f"  {ex_id}  {seconds:6.3f} s  score {score:g}")
+        for name, cmd, _ in rows:
+            base = run(torch_import(python)).wall_s
+            baseline.walls.append(base)
+            series[name].add(run(cmd), base)
+    memory = run(rows[0][1], memory=True)
+    print(f"runs: {args.runs} of each, interleaved with import torch; medians, ratio per pair")
+    print(f"machine: {os.cpu_count()} cores; python {sys.version.split()[0]}")
+    print(f"{'import torch':<34} {statistics.median(baseline.walls):6.2f} s")
+    for name, _, goal in rows:
+        print(series[name].row(goal))
+    if memory.peak_pss_mib is not None:
+        print(f"peak memory of one cold grade (PSS, process tree): {memory.peak_pss_mib:.0f} MiB"
+              "  (goal < 1536 MiB)")  # fmt: skip
+    print_breakdown(breakdown(python, args.submission))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from grader import timing
+
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json", "gradescope", "github", "junit")
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
@@ -93,6 +95,16 @@ def grade_parser() -> argparse.ArgumentParser:
     return p
 
 
+def freeze_imports() -> None:
+    """Move everything imported so far out of the garbage collector's sight: collections then
+    look only at what grading makes (hypothesis runs a full one at its first test), and forked
+    judge processes do not copy the pages a collection would touch."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 def limits_from(args: argparse.Namespace):
     from grader.launcher import Limits
 
@@ -139,19 +151,8 @@ def emit(result, args: argparse.Namespace) -> None:
 
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
-    if not args.no_sandbox:  # the fork server imports torch while this process does
-        from grader.sandbox import prestart
-
-        prestart()
-    import torch
-
+    # Everything the user can get wrong is checked before torch is imported (a second).
     from grader import registry
-    from grader.judge import grade
-
-    # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
-    # need (workers come from the fork server and keep torch's default thread count).
-    torch.set_num_threads(1)
-    from grader.properties import DEFAULT_SEED
     from grader.submission import SubmissionError, load_submission
 
     try:
@@ -167,7 +168,22 @@ def run_grade(argv: list[str]) -> int:
         submission = load_submission(args.path)
     except SubmissionError as exc:
         raise UsageError(str(exc)) from None
+    timing.mark("arguments")
     try:
+        if not args.no_sandbox:  # the fork server imports torch while this process does
+            from grader.sandbox import prestart
+
+            prestart()
+        import torch
+
+        from grader.judge import grade
+        from grader.properties import DEFAULT_SEED
+
+        # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
+        # need (workers come from the fork server and keep torch's default thread count).
+        torch.set_num_threads(1)
+        freeze_imports()
+        timing.mark("imports")
         result = grade(
             submission,
             args.exercises,
@@ -178,9 +194,12 @@ def run_grade(argv: list[str]) -> int:
         )
     finally:
         submission.cleanup()
+    timing.mark("graded")
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
+    timing.mark("reported")
+    timing.write()
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 import grader
+from grader import parallel, timing
 from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost, start_spawn
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.registry import Exercise, select
@@ -60,6 +61,17 @@ def _finish(
     return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
 
 
+def unrun_exercise(
+    exercise: Exercise, status: str, reason: str, check_points: Mapping[str, float] | None = None
+) -> ExerciseResult:
+    """The result of an exercise none of whose checks could run, each saying ``reason``."""
+    checks = checks_for(exercise, check_points)
+    total = sum(c.points for c in checks)
+    return _finish(
+        exercise, status, _unrun(checks, reason), exercise.max_score / total if total else 0.0
+    )
+
+
 def grade_exercise(
     exercise: Exercise,
     worker: WorkerHandle | None,
@@ -78,6 +90,7 @@ def grade_exercise(
             _unrun(checks, f"not submitted: exercises/{exercise.filename} was not found"),
             scale,
         )
+    began = time.monotonic()
     try:
         worker.receive(limits.import_timeout_s)  # the "ready" message, sent after the import
     except StudentError as exc:
@@ -90,6 +103,7 @@ def grade_exercise(
             scale,
         )
 
+    timing.add("student_import", time.monotonic() - began)
     results: list[CheckResult] = []
     status = "failed"
     lost_at: CheckResult | None = None
@@ -125,11 +139,14 @@ def grade(
     start: Starter | None = None,
     max_scores: Mapping[str, float] | None = None,
     check_points: Mapping[str, Mapping[str, float]] | None = None,
+    processes: int | None = None,
 ) -> GradeResult:
     """Grade ``submission``; never raises for anything the submission does.
 
     ``max_scores`` (exercise id -> points) and ``check_points`` (exercise id -> check name ->
     weight) override the defaults, as ``grading.toml`` asks; weights are scaled to max_score.
+    ``processes`` caps the judge processes its exercises are spread over (default: one per
+    core; a batch, whose judges already fill the cores, asks for 1).
     """
     limits = limits or Limits()
     start = start or default_starter()
@@ -148,16 +165,16 @@ def grade(
                 workers[ex.id] = start(
                     ex.id, submission.files[ex.id], submission.root, limits, scratch
                 )
-        results = []
-        for ex in exercises:
-            worker = workers.get(ex.id)
-            try:
-                results.append(
-                    grade_exercise(ex, worker, seed, max_examples, limits, check_points.get(ex.id))
-                )
-            finally:
-                if worker is not None:
-                    worker.close()
+        timing.mark("workers_started")
+        results = _grade_all(
+            exercises,
+            workers,
+            seed,
+            max_examples,
+            limits,
+            check_points,
+            processes or parallel.processes(),
+        )
     finally:
         for w in workers.values():
             w.close()
@@ -172,6 +189,63 @@ def grade(
         duration_s=round(time.monotonic() - began, 3),
         exercises=results,
     )
+
+
+def _grade_all(
+    exercises: list[Exercise],
+    workers: dict[str, WorkerHandle],
+    seed: int,
+    max_examples: int | None,
+    limits: Limits,
+    check_points: Mapping[str, Mapping[str, float]],
+    processes: int,
+) -> list[ExerciseResult]:
+    """Each exercise's result, in course order: in forked judge processes when more than one
+    exercise has a worker and every worker can be watched from any process (fork-server
+    workers), else one after the other."""
+
+    def job(ex: Exercise) -> Callable[[], ExerciseResult]:
+        def run() -> ExerciseResult:
+            worker = workers.get(ex.id)
+            try:
+                with timing.exercise(ex.id):
+                    return grade_exercise(
+                        ex, worker, seed, max_examples, limits, check_points.get(ex.id)
+                    )
+            finally:
+                if worker is not None:
+                    worker.close()
+
+        return run
+
+    chosen = {ex.id: ex for ex in exercises}
+    forkable = [ex.id for ex in exercises if ex.id in workers]
+    groups = parallel.balanced_groups({ex_id: chosen[ex_id].cost for ex_id in forkable}, processes)
+    done: dict[str, ExerciseResult] = {}
+    if (
+        len(groups) > 1
+        and parallel.supported()
+        and all(workers[ex_id].process is None for ex_id in forkable)
+    ):
+        names = {f"group{i}": group for i, group in enumerate(groups)}
+        done = parallel.run_forked(
+            {
+                name: lambda group=group: [job(chosen[e])() for e in group]
+                for name, group in names.items()
+            },
+            {
+                name: tuple(fd for e in group for fd in workers[e].fds())
+                for name, group in names.items()
+            },
+            names,
+            limits.import_timeout_s + limits.exercise_budget_s * len(exercises) + parallel.GRACE_S,
+            lambda ex_id, status, reason: unrun_exercise(
+                chosen[ex_id], status, reason, check_points.get(ex_id)
+            ),
+        )
+        for ex_id in done:
+            workers[ex_id].release()
+    return [done[ex.id] if ex.id in done else job(ex)() for ex in exercises]
 
 
 def default_starter() -> Starter:

@@ -21,11 +21,14 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from grader import wire
+from grader import timing, wire
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,10 @@ class WorkerHandle:
     deadline: float | None = None  # the end of the exercise's budget, set at the first call
     reader: ReplyReader | None = None  # replies read by a thread (Windows)
 
+    def fds(self) -> tuple[int, ...]:
+        """The descriptors this handle owns (a forked judge keeps only its own worker's)."""
+        return (self.req_fd, self.rep_fd, *self.extra_fds)
+
     def returncode(self) -> int | None:
         if self.process is not None:
             try:
@@ -194,6 +201,8 @@ class WorkerHandle:
         if not isinstance(reply, dict) or "ok" not in reply:
             self.kill()
             raise WorkerLost("error", "the worker sent a reply of the wrong shape")
+        if isinstance(reply.get("t"), float):
+            timing.add("worker_compute", reply["t"])
         if not reply["ok"]:
             info = reply.get("error") if isinstance(reply.get("error"), dict) else {}
             if out_of_memory(info):
@@ -209,6 +218,18 @@ class WorkerHandle:
 
     def call(self, action: str, timeout: float | None = None, **args: Any) -> Any:
         """Run one probe in the worker and return its plain-data value."""
+        return self.call_while(action, None, timeout, **args)[0]
+
+    def call_while(
+        self,
+        action: str,
+        meanwhile: Callable[[], T] | None,
+        timeout: float | None = None,
+        **args: Any,
+    ) -> tuple[Any, T | None]:
+        """Run one probe in the worker and, while it runs, ``meanwhile()`` here (the judge's
+        own share of the work, e.g. the expected value); return both results. The reply is
+        read even when ``meanwhile`` raises, so that the channel stays in step."""
         if self.closed:
             raise WorkerLost("error", "the worker is already closed")
         budget = self.limits.exercise_budget_s
@@ -219,15 +240,36 @@ class WorkerHandle:
             self.kill()
             raise WorkerLost("timeout", f"the exercise used up its {budget:g} s budget")
         wanted = self.limits.call_timeout_s if timeout is None else timeout
+        began = time.monotonic()
         try:
             wire.send(self.req_fd, {"action": action, "args": args})
         except (BrokenPipeError, OSError):
             code = self.returncode()
             self.kill()
             raise WorkerLost("error", describe_exit(code)) from None
+        ours: T | None = None
+        failure: BaseException | None = None
+        judged = 0.0
+        if meanwhile is not None:
+            started = time.monotonic()
+            try:
+                ours = meanwhile()
+            except Exception as exc:  # raised once the reply is in
+                failure = exc
+            judged = time.monotonic() - started
+        try:
+            value = self._receive_within(left - (time.monotonic() - began), wanted, budget)
+        finally:
+            timing.add("in_calls", time.monotonic() - began - judged)
+            timing.add("calls", 1)
+        if failure is not None:
+            raise failure
+        return value, ours
+
+    def _receive_within(self, left: float, wanted: float, budget: float) -> Any:
         if left < wanted:
             try:
-                return self.receive(left)
+                return self.receive(max(left, 0.0))
             except WorkerLost as lost:
                 if lost.status == "timeout":
                     raise WorkerLost(
@@ -248,6 +290,20 @@ class WorkerHandle:
         if len(data) > cap:
             text += f"\n[output cut at {self.limits.max_output_kb} KiB: the rest was dropped]"
         return text
+
+    def release(self) -> None:
+        """Close this process's copies of the worker's descriptors and kill it, without waiting
+        for its exit status: a forked judge closed the worker (and read that status) already."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.killer is not None:
+            self.killer()
+        for fd in self.fds():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def close(self) -> None:
         if self.closed:

@@ -12,6 +12,7 @@ import importlib.util
 import linecache
 import os
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -93,10 +94,11 @@ def serve(exercise_id: str, student_file: str, submission_root: str, req_fd: int
             request = wire.recv(req_fd)
         except wire.ChannelClosed:
             return
+        began = time.perf_counter()
         try:
             handler = handlers[request["action"]]
             value = handler(module, state, **request.get("args", {}))
-            reply = {"ok": True, "value": value}
+            reply = {"ok": True, "value": value, "t": time.perf_counter() - began}
         except BaseException as exc:
             reply = {"ok": False, "error": describe_exception(exc, student_dir)}
         try:

@@ -111,6 +111,7 @@ def _grade(submission: Submission, settings: Settings, start=None):
         start=start or _STARTER,
         max_scores=settings.max_scores,
         check_points=settings.check_points,
+        processes=1,  # the judge processes already fill the cores
     )
 
 

@@ -23,6 +23,7 @@ from grader.properties import (
     CheckFailed,
     expect_tensor,
     explain_student_error,
+    seed_torch,
     tensor_text,
 )
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
@@ -92,7 +93,7 @@ def reference_forward(
 ) -> torch.Tensor:
     """The rebuilt reference applied to ``x`` after ``torch.manual_seed(seed)``."""
     module.train(train)
-    torch.manual_seed(seed)
+    seed_torch(seed)
     try:
         return module(x)
     except Exception as exc:  # the student's weights may not fit the judge's input

@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from grader.launcher import WorkerHandle
-from grader.properties import Check, CheckFailed, assert_close
+from grader.properties import Check, CheckFailed, assert_close, seed_torch
 from grader.strategies import attention_shapes
 from reference import SelfAttention_v1, SelfAttention_v2
 
@@ -15,7 +15,7 @@ NAMES = ("W_query", "W_key", "W_value")
 
 def build(ex: dict):
     """The judge's own modules and input, made exactly as the reproduce snippet makes them."""
-    torch.manual_seed(ex["seed"])
+    seed_torch(ex["seed"])
     sa_v2 = SelfAttention_v2(ex["d_in"], ex["d_out"])
     sa_v1 = SelfAttention_v1(ex["d_in"], ex["d_out"])
     x = torch.rand(ex["n_tokens"], ex["d_in"])

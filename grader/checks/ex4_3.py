@@ -27,7 +27,15 @@ from grader.checks.gpt_reference import (
     split_config,
 )
 from grader.launcher import WorkerHandle
-from grader.properties import ATOL, RTOL, Check, CheckFailed, assert_close, tensor_text
+from grader.properties import (
+    ATOL,
+    RTOL,
+    Check,
+    CheckFailed,
+    assert_close,
+    seed_torch,
+    tensor_text,
+)
 from grader.strategies import gpt_configs, split_dropout_rates, torch_seeds
 from reference import GPT_CONFIG_124M
 
@@ -72,7 +80,7 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
 
 def reference_and_input(ex: dict) -> tuple[torch.nn.Module, torch.Tensor]:
     """The oracle and the token ids, made exactly as the reproduce snippet makes them."""
-    torch.manual_seed(ex["seed"])
+    seed_torch(ex["seed"])
     oracle = reference_with_rates(ex["cfg"])
     x = torch.randint(0, ex["cfg"]["vocab_size"], (ex["batch"], ex["n_tokens"]))
     return oracle, x
@@ -80,21 +88,24 @@ def reference_and_input(ex: dict) -> tuple[torch.nn.Module, torch.Tensor]:
 
 def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: int):
     oracle.train(train)
-    torch.manual_seed(seed)
+    seed_torch(seed)
     return oracle(x)
 
 
-def build_student(worker: WorkerHandle, cfg: dict) -> dict:
-    reply = worker.call("build", cfg=cfg)
+def build_student(worker: WorkerHandle, cfg: dict, meanwhile=None) -> Any:
+    """The worker's reply to building the student's GPTModel(cfg) (with ``meanwhile()``'s
+    result, computed here while the worker builds, when it is given)."""
+    reply, ours = worker.call_while("build", meanwhile, cfg=cfg)
     if not reply["module"]["is_module"]:
         raise CheckFailed(f"GPTModel(cfg) made a {reply['module']['class']}, not a torch.nn.Module")
-    return reply
+    return reply if meanwhile is None else (reply, ours)
 
 
-def student_logits(worker: WorkerHandle, ex: dict, train: bool) -> tuple[Any, torch.Tensor]:
-    """The student's logits on the judge's input, with the oracle's weights, and the oracle."""
-    oracle, x = reference_and_input(ex)
-    handle = build_student(worker, ex["cfg"])["handle"]
+def student_logits(worker: WorkerHandle, ex: dict, train: bool):
+    """The student's logits on the judge's input with the oracle's weights, the oracle, the
+    input and the oracle's own logits (computed while the worker computes the student's)."""
+    reply, (oracle, x) = build_student(worker, ex["cfg"], lambda: reference_and_input(ex))
+    handle = reply["handle"]
     loaded = worker.call("load", handle=handle, weights=oracle.state_dict())
     if loaded["missing"]:
         raise CheckFailed(
@@ -102,8 +113,15 @@ def student_logits(worker: WorkerHandle, ex: dict, train: bool) -> tuple[Any, to
             + ", ".join(loaded["missing"][:5])
             + (" ..." if len(loaded["missing"]) > 5 else "")
         )
-    got = worker.call("forward", handle=handle, x=x, train=train, seed=ex["seed"])
-    return got, oracle, x
+    got, expected = worker.call_while(
+        "forward",
+        lambda: oracle_logits(oracle, x, train, ex["seed"]),
+        handle=handle,
+        x=x,
+        train=train,
+        seed=ex["seed"],
+    )
+    return got, oracle, x, expected
 
 
 def same(a: Any, b: torch.Tensor) -> bool:
@@ -181,18 +199,18 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
 
 
 def check_eval(worker: WorkerHandle, ex: dict) -> None:
-    got, oracle, x = student_logits(worker, ex, train=False)
+    got, _, _, expected = student_logits(worker, ex, train=False)
     assert_close(
         got,
-        oracle_logits(oracle, x, False, ex["seed"]),
+        expected,
         "in eval mode, your model's logits (expected: the reference GPTModel's, same weights)",
     )
 
 
 def check_isolated(key: str):
     def run(worker: WorkerHandle, ex: dict) -> None:
-        got, oracle, x = student_logits(worker, ex, train=True)
-        if same(got, oracle_logits(oracle, x, True, ex["seed"])):
+        got, oracle, x, expected = student_logits(worker, ex, train=True)
+        if same(got, expected):
             return
         rates = ", ".join(f"{k}={v:g}" for k, v in ex["cfg"].items() if k in SPLIT_KEYS)
         message = (
@@ -211,7 +229,6 @@ def check_isolated(key: str):
         elif acting is not None:
             zeroed = " and ".join(PLACES[k] for k in acting)
             message += f". Your logits are the reference's with {zeroed} zeroed instead"
-        expected = oracle_logits(oracle, x, True, ex["seed"])
         message += f"\nExpected: {tensor_text(expected)}\nGot:      "
         message += tensor_text(got) if isinstance(got, torch.Tensor) else repr(got)
         raise CheckFailed(message)
@@ -220,8 +237,8 @@ def check_isolated(key: str):
 
 
 def check_fractional(worker: WorkerHandle, ex: dict) -> None:
-    got, oracle, x = student_logits(worker, ex, train=True)
-    if same(got, oracle_logits(oracle, x, True, ex["seed"])):
+    got, _, _, expected = student_logits(worker, ex, train=True)
+    if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)
     raise CheckFailed(

@@ -1,11 +1,8 @@
 """The judge's side of the chapter 4 checks: what the reference models say, and how snippets
 rebuild it.
 
-- Parameter counts (4.1, 4.2) come from the reference classes themselves, never from a formula:
-  a module is built on the CPU when it is small and on PyTorch's ``meta`` device (shapes only,
-  no memory) when it is not, and each config is counted once per process. The first ``meta``
-  build in a process costs about a second (PyTorch then imports its symbolic-shape machinery);
-  small configs, which most examples are, never pay it.
+- Parameter counts (4.1, 4.2) follow the reference classes' layer shapes in closed form (the
+  tests hold them against the classes built on the ``meta`` device for random configs).
 - ``ask_number`` calls a student's counting function (4.1, 4.2), which the worker runs on the
   ``meta`` device, and explains the errors that device causes.
 - The split-dropout oracle (4.3) is the reference ``GPTModel`` built with ``drop_rate=0`` whose
@@ -14,17 +11,11 @@ rebuild it.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-import torch
 from torch import nn
 
 from grader.launcher import StudentError, WorkerHandle
 from grader.properties import CheckFailed, explain_student_error
-from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
-
-# Modules holding more values than this (parameters and causal masks) are built on "meta".
-CPU_LIMIT = 2_000_000
+from reference import GPT_CONFIG_124M, GPTModel
 
 SPLIT_KEYS = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
 
@@ -42,6 +33,10 @@ def gpt2_config(size: str) -> dict:
 
 
 # --- parameter counts -------------------------------------------------------------------------
+# Counted from the reference classes' layer shapes, in closed form: building the modules, even on
+# the meta device, cost a cold grade seconds (the causal mask's triu and every factory call go
+# through torch's Python dispatch there). tests/test_checks_ch4.py holds these formulas against
+# the reference classes themselves, built on meta, for random small and GPT-2-sized configs.
 
 
 def trainable(module: nn.Module) -> int:
@@ -49,46 +44,27 @@ def trainable(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
 
 
-def _key(cfg: dict) -> tuple:
-    return tuple(sorted(cfg.items()))
-
-
-def _device(cfg: dict, n_layers: int, with_embeddings: bool) -> str:
-    emb, ctx = cfg["emb_dim"], cfg["context_length"]
-    values = n_layers * (13 * emb * emb + ctx * ctx)
-    if with_embeddings:
-        values += (2 * cfg["vocab_size"] + ctx) * emb
-    return "cpu" if values <= CPU_LIMIT else "meta"
-
-
-@lru_cache(maxsize=512)
-def _block_counts(key: tuple) -> tuple[int, int]:
-    cfg = dict(key)
-    with torch.device(_device(cfg, 1, with_embeddings=False)):
-        block = TransformerBlock(cfg)
-    return trainable(block.ff), trainable(block.att)
-
-
-@lru_cache(maxsize=512)
-def _model_count(key: tuple) -> int:
-    cfg = dict(key)
-    with torch.device(_device(cfg, cfg["n_layers"], with_embeddings=True)):
-        return trainable(GPTModel(cfg))
-
-
 def feedforward_count(cfg: dict) -> int:
-    """Trainable parameters of ``reference.TransformerBlock(cfg).ff``."""
-    return _block_counts(_key(cfg))[0]
+    """Trainable parameters of ``reference.TransformerBlock(cfg).ff``: Linear(emb, 4 emb) and
+    Linear(4 emb, emb), both with a bias."""
+    emb = cfg["emb_dim"]
+    return (emb * 4 * emb + 4 * emb) + (4 * emb * emb + emb)
 
 
 def attention_count(cfg: dict) -> int:
-    """Trainable parameters of ``reference.TransformerBlock(cfg).att``."""
-    return _block_counts(_key(cfg))[1]
+    """Trainable parameters of ``reference.TransformerBlock(cfg).att``: W_query, W_key, W_value
+    (biased only with ``qkv_bias``) and out_proj (always biased); the mask is a buffer."""
+    emb = cfg["emb_dim"]
+    return 3 * (emb * emb + (emb if cfg["qkv_bias"] else 0)) + (emb * emb + emb)
 
 
 def model_count(cfg: dict) -> int:
     """Parameters of ``reference.GPTModel(cfg)`` (its output head is not tied)."""
-    return _model_count(_key(cfg))
+    emb, vocab = cfg["emb_dim"], cfg["vocab_size"]
+    norms = 2 * emb  # LayerNorm's scale and shift
+    block = attention_count(cfg) + feedforward_count(cfg) + 2 * norms
+    embeddings = vocab * emb + cfg["context_length"] * emb
+    return embeddings + cfg["n_layers"] * block + norms + emb * vocab
 
 
 # --- asking the student ----------------------------------------------------------------------

@@ -47,6 +47,10 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONIOENCODING="utf-8",
+        # OpenMP threads that finished their share sleep at once instead of spinning for a
+        # while: with several workers on few cores, spinning threads burn the cores the
+        # others (and the judge) need.
+        OMP_WAIT_POLICY="PASSIVE",
     )
     return env
 

@@ -39,7 +39,10 @@ def run_worker(
     rep_fd: int,
 ) -> None:
     """Bound this process, then serve the judge; never returns."""
+    from grader.sandbox import metakernels
     from grader.worker import serve
+
+    metakernels.install()  # inherited from the fork server; a fresh interpreter needs it here
 
     os.environ.clear()
     os.environ.update(bounds.worker_environment(workdir))

@@ -505,15 +505,12 @@ def preload() -> None:
     import gc
     import resource  # noqa: F401
 
-    # torch.utils.serialization.config is what torch.save imports lazily. The first torch.triu
-    # on the meta device (any MultiHeadAttention built there, as the 4.1 and 4.2 probes do)
-    # imports torch._dynamo and symbolic_shapes: about 3 s, paid here once, not per worker.
     import torch  # noqa: F401
-    import torch._dynamo  # noqa: F401
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
     import torch.nn  # noqa: F401
-    import torch.utils.serialization.config  # noqa: F401
 
+    from grader.sandbox import metakernels
+
+    metakernels.install()  # the meta device without torch._dynamo and sympy (2 s of imports)
     import grader.launcher  # noqa: F401
     import grader.probes  # noqa: F401
     import grader.wire  # noqa: F401

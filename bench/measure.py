@@ -1,0 +1,118 @@
+"""What the benchmarks share: timing a whole command, and the peak memory of its process tree.
+
+Times are wall-clock seconds of a whole process (as a user waits for it). Memory is the largest
+sum, over one sample, of the proportional set size (PSS: shared pages split among the processes
+that share them) of the command and every process below it, read from /proc every 20 ms; it is
+``None`` where /proc has no ``smaps_rollup``. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Run:
+    wall_s: float
+    peak_pss_mib: float | None
+    returncode: int
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        tree.setdefault(ppid, []).append(int(entry.name))
+    return tree
+
+
+def tree_pss_kib(root: int) -> int | None:
+    """The summed PSS of ``root`` and all its descendants, in KiB."""
+    tree, total, todo, seen = _children(), 0, [root], False
+    while todo:
+        pid = todo.pop()
+        todo.extend(tree.get(pid, ()))
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1])
+                        seen = True
+                        break
+        except OSError:
+            continue
+    return total if seen else None
+
+
+def run(cmd: Sequence[str], memory: bool = False, env: dict | None = None, **kw) -> Run:
+    """Run ``cmd`` to its end, output discarded; sample its tree's PSS when ``memory``."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(cmd),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=kw.pop("cwd", ROOT),
+        env={**os.environ, **(env or {})},
+        **kw,
+    )
+    peak: list[int | None] = [None]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            kib = tree_pss_kib(proc.pid)
+            if kib is not None and (peak[0] is None or kib > peak[0]):
+                peak[0] = kib
+            done.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True) if memory else None
+    if sampler:
+        sampler.start()
+    code = proc.wait()
+    wall = time.perf_counter() - start
+    done.set()
+    if sampler:
+        sampler.join()
+    return Run(wall, None if peak[0] is None else peak[0] / 1024, code)
+
+
+@dataclass
+class Series:
+    """Interleaved runs of one command next to the baseline's; ratios are taken pair by pair."""
+
+    name: str
+    walls: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
+    pss: list[float] = field(default_factory=list)
+
+    def add(self, result: Run, baseline_s: float) -> None:
+        self.walls.append(result.wall_s)
+        self.ratios.append(result.wall_s / baseline_s)
+        if result.peak_pss_mib is not None:
+            self.pss.append(result.peak_pss_mib)
+
+    def row(self, goal: str = "") -> str:
+        w, r = statistics.median(self.walls), statistics.median(self.ratios)
+        mem = f"{max(self.pss):7.0f} MiB" if self.pss else "        -  "
+        spread = f"[{min(self.ratios):.2f}-{max(self.ratios):.2f}]"
+        return f"{self.name:<34} {w:6.2f} s  {r:5.2f}x {spread:<13} {mem}  {goal}"
+
+
+def torch_import(python: str) -> list[str]:
+    return [python, "-c", "import torch"]

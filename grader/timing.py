@@ -1,0 +1,83 @@
+"""Where one grade's time goes, for ``bench/``: the judge's phases and each exercise's split
+between judge compute, worker compute and waiting.
+
+Off (and free) unless the environment variable ``GRADER_TIMINGS`` names a file; ``grade`` then
+writes the figures there as JSON when it ends. Exercises graded in forked judge processes send
+their figures back with their results (``snapshot`` / ``merge``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ENV = "GRADER_TIMINGS"
+STARTED = time.perf_counter()  # when the grader was first imported (the process's start, near)
+enabled = bool(os.environ.get(ENV))
+
+_phases: dict[str, float] = defaultdict(float)
+_exercises: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+_current: list[str] = [""]
+
+
+def mark(phase: str) -> None:
+    """Record that ``phase`` ended now (seconds since the grader was imported)."""
+    if enabled:
+        _phases[phase] = round(time.perf_counter() - STARTED, 4)
+
+
+def add(name: str, seconds: float) -> None:
+    """Add ``seconds`` to ``name`` for the exercise being graded in this process."""
+    if enabled and _current[0]:
+        _exercises[_current[0]][name] += seconds
+
+
+@contextmanager
+def exercise(exercise_id: str) -> Iterator[None]:
+    """Attribute what happens inside to ``exercise_id``; records its wall time as ``total``."""
+    if not enabled:
+        yield
+        return
+    _current[0] = exercise_id
+    began = time.perf_counter()
+    try:
+        yield
+    finally:
+        _exercises[exercise_id]["total"] += time.perf_counter() - began
+        _current[0] = ""
+
+
+def snapshot() -> dict:
+    return {k: dict(v) for k, v in _exercises.items()}
+
+
+def merge(figures: dict) -> None:
+    for ex_id, values in figures.items():
+        for name, seconds in values.items():
+            _exercises[ex_id][name] += seconds
+
+
+def write() -> None:
+    """Write the figures to the file ``GRADER_TIMINGS`` names (when it names one)."""
+    if not enabled:
+        return
+    exercises = {}
+    for ex_id, v in sorted(_exercises.items()):
+        in_calls = v.get("in_calls", 0.0)
+        worker = v.get("worker_compute", 0.0)
+        exercises[ex_id] = {
+            "total": round(v.get("total", 0.0), 4),
+            "student_import": round(v.get("student_import", 0.0), 4),
+            "judge_compute": round(
+                v.get("total", 0.0) - in_calls - v.get("student_import", 0.0), 4
+            ),
+            "worker_compute": round(worker, 4),
+            "waiting": round(in_calls - worker, 4),
+            "calls": int(v.get("calls", 0)),
+        }
+    with open(os.environ[ENV], "w", encoding="utf-8") as f:
+        json.dump({"phases": dict(_phases), "exercises": exercises}, f, indent=1)
