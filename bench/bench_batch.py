@@ -9,6 +9,11 @@ and checks that it gives the same scores.
 
     python bench/bench_batch.py [--size 50] [-j 2] [-e ID ...] [--max-examples N]
                                 [--one-by-one K] [--threads] [--keep DIR]
+    python bench/bench_batch.py --copies 24 [-j 2]
+
+``--copies N`` grades N copies of the solution instead, and reports the batch's time per
+submission (its start-up included) as a ratio to ``import torch`` timed in the same run, and
+the peak memory (summed PSS of the batch's process tree) per judge process.
 
 Only public tools are used: this repository's ``grade`` and the Python standard library.
 """
@@ -29,6 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 
 def gradable_exercises() -> list[str]:
@@ -36,6 +42,33 @@ def gradable_exercises() -> list[str]:
     from grader.registry import EXERCISES
 
     return [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.checks.{e.module}")]
+
+
+def copies_row(args: argparse.Namespace, work: Path) -> None:
+    """``--copies``: per-submission time of a batch of solution copies, as a ratio to torch."""
+    from measure import run, torch_import
+    from support import make_submission
+
+    klass = work / "copies"
+    for i in range(args.copies):
+        make_submission(klass / f"copy{i:03d}")
+    python = sys.executable
+    run(torch_import(python))  # warm the page cache
+    base = [run(torch_import(python)).wall_s]
+    out = work / "out-copies"
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [python, "-m", "grader.cli", "batch", str(klass), "-o", str(out), "-j", str(args.jobs)]
+    batch = run(cmd, memory=True)
+    base.append(run(torch_import(python)).wall_s)
+    torch_s = sum(base) / 2
+    per = batch.wall_s / args.copies
+    assert len(scores_of(out)) == args.copies, "the batch did not grade every submission"
+    print(f"import torch {torch_s:.2f} s; batch of {args.copies} solution copies, -j {args.jobs}: "
+          f"{batch.wall_s:.1f} s = {per:.2f} s per submission = {per / torch_s:.2f}x import "
+          "torch (goal <= 0.35x, start-up included)")  # fmt: skip
+    if batch.peak_pss_mib is not None:
+        print(f"peak memory (PSS, whole tree): {batch.peak_pss_mib:.0f} MiB = "
+              f"{batch.peak_pss_mib / args.jobs:.0f} MiB per judge (goal < 1536)")  # fmt: skip
 
 
 def make_class(folder: Path, size: int, exercises: list[str], seed: int = 1) -> dict[str, str]:
@@ -119,7 +152,15 @@ def main() -> None:
         help="also time threads in one judge process instead of judge processes",
     )
     p.add_argument("--keep", type=Path, default=None, help="keep the class and OUT here")
+    p.add_argument("--copies", type=int, default=None, metavar="N",
+                   help="grade N copies of the solution; time per submission vs torch")  # fmt: skip
     args = p.parse_args()
+    if args.copies:
+        work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))
+        copies_row(args, work)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+        return
     args.exercises = args.exercises or gradable_exercises()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))

@@ -169,12 +169,19 @@ def run_grade(argv: list[str]) -> int:
     except SubmissionError as exc:
         raise UsageError(str(exc)) from None
     timing.mark("arguments")
-    try:
-        if not args.no_sandbox:  # the fork server imports torch while this process does
-            from grader.sandbox import prestart
+    from grader.early import EarlyWorkers, default_starter
 
-            prestart()
-        import torch
+    # The fork server imports torch while this process does, and starts the workers (and they
+    # import the student's files) meanwhile.
+    limits = limits_from(args)
+    start = starter_from(args) or default_starter()
+    early = EarlyWorkers(submission, args.exercises, limits, start)
+    try:
+        try:
+            import torch
+        except BaseException:
+            early.discard()
+            raise
 
         from grader.judge import grade
         from grader.properties import DEFAULT_SEED
@@ -189,8 +196,9 @@ def run_grade(argv: list[str]) -> int:
             args.exercises,
             seed=DEFAULT_SEED if args.seed is None else args.seed,
             max_examples=args.max_examples,
-            limits=limits_from(args),
-            start=starter_from(args),
+            limits=limits,
+            start=start,
+            early=early,
         )
     finally:
         submission.cleanup()

@@ -18,7 +18,9 @@ import torch
 
 import grader
 from grader import parallel, timing
-from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost, start_spawn
+from grader.early import EarlyWorkers
+from grader.early import default_starter as early_default_starter
+from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.registry import Exercise, select
 from grader.result import CheckResult, ExerciseResult, GradeResult
@@ -140,13 +142,15 @@ def grade(
     max_scores: Mapping[str, float] | None = None,
     check_points: Mapping[str, Mapping[str, float]] | None = None,
     processes: int | None = None,
+    early: EarlyWorkers | None = None,
 ) -> GradeResult:
     """Grade ``submission``; never raises for anything the submission does.
 
     ``max_scores`` (exercise id -> points) and ``check_points`` (exercise id -> check name ->
     weight) override the defaults, as ``grading.toml`` asks; weights are scaled to max_score.
     ``processes`` caps the judge processes its exercises are spread over (default: one per
-    core; a batch, whose judges already fill the cores, asks for 1).
+    core; a batch, whose judges already fill the cores, asks for 1). ``early`` holds workers
+    started while torch was being imported (``grader.early``); they are used instead of new ones.
     """
     limits = limits or Limits()
     start = start or default_starter()
@@ -156,12 +160,14 @@ def grade(
         for e in select(exercise_ids)
     ]
     check_points = check_points or {}
-    scratch = Path(tempfile.mkdtemp(prefix="grade-"))
-    workers: dict[str, WorkerHandle] = {}
+    if early is not None:
+        workers, scratch = early.take()
+    else:
+        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-")), {}
     try:
         # Start every worker first so that their imports overlap with each other's checks.
         for ex in exercises:
-            if ex.id in submission.files:
+            if ex.id in submission.files and ex.id not in workers:
                 workers[ex.id] = start(
                     ex.id, submission.files[ex.id], submission.root, limits, scratch
                 )
@@ -250,8 +256,4 @@ def _grade_all(
 
 def default_starter() -> Starter:
     """The sandboxed fork server where the platform has one, else a fresh interpreter."""
-    try:
-        from grader.sandbox import default_starter as sandboxed
-    except ImportError:
-        return start_spawn
-    return sandboxed()
+    return early_default_starter()

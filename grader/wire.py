@@ -11,15 +11,18 @@ message instead of about a millisecond, which counted over the hundreds of calls
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 import select
 import struct
+import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 _HEADER = struct.Struct("!Q")  # the payload's length
 _DOC = struct.Struct("!I")  # the JSON document's length, at the start of the payload
@@ -27,24 +30,34 @@ MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
 ALIGN = 64  # every tensor's bytes start on this boundary of the payload
 
-DTYPES: dict[str, torch.dtype] = {
-    str(d).removeprefix("torch."): d
-    for d in (
-        torch.float32,
-        torch.float64,
-        torch.float16,
-        torch.bfloat16,
-        torch.complex64,
-        torch.complex128,
-        torch.int8,
-        torch.int16,
-        torch.int32,
-        torch.int64,
-        torch.uint8,
-        torch.bool,
-    )
-}
-_NAMES = {d: name for name, d in DTYPES.items()}
+_DTYPE_NAMES = (
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "bool",
+)
+
+
+@functools.cache
+def dtypes() -> dict[str, torch.dtype]:
+    """The dtypes a tensor may have on the wire, by name. (torch is imported on first use, so
+    that a judge can start its workers while it is still importing torch.)"""
+    import torch
+
+    return {name: getattr(torch, name) for name in _DTYPE_NAMES}
+
+
+@functools.cache
+def _names() -> dict:
+    return {d: name for name, d in dtypes().items()}
 
 
 class ChannelClosed(Exception):
@@ -84,17 +97,19 @@ def _tree(obj: Any, blobs: list, offset: list[int], depth: int) -> Any:
             items.append(_tree(k, blobs, offset, depth + 1))
             items.append(_tree(v, blobs, offset, depth + 1))
         return items
-    if isinstance(obj, torch.Tensor):
+    if "torch" in sys.modules and isinstance(obj, sys.modules["torch"].Tensor):
         return _tensor(obj, blobs, offset)
     raise NotEncodable(f"a {kind.__name__} is not plain data or a tensor")
 
 
 def _tensor(t: torch.Tensor, blobs: list, offset: list[int]) -> list:
+    import torch
+
     if type(t) not in (torch.Tensor, torch.nn.Parameter):
         raise NotEncodable(
             f"a {type(t).__name__} (a subclass of torch.Tensor) is not a plain tensor"
         )
-    if t.dtype not in _NAMES:
+    if t.dtype not in _names():
         raise NotEncodable(f"a tensor of dtype {t.dtype} cannot be sent")
     if t.device.type != "cpu":
         if t.device.type == "meta":
@@ -107,7 +122,7 @@ def _tensor(t: torch.Tensor, blobs: list, offset: list[int]) -> list:
         start = -(-offset[0] // ALIGN) * ALIGN
         blobs.append((start - offset[0], t.reshape(-1).view(torch.uint8).numpy()))
         offset[0] = start + nbytes
-    return ["x", _NAMES[t.dtype], list(t.shape), start, nbytes]
+    return ["x", _names()[t.dtype], list(t.shape), start, nbytes]
 
 
 def encode(obj: Any) -> bytes:
@@ -160,8 +175,10 @@ def _untree(node: Any, blob: memoryview, depth: int) -> Any:
 
 
 def _untensor(node: list, blob: memoryview) -> torch.Tensor:
+    import torch
+
     _, name, shape, start, nbytes = node
-    dtype = DTYPES.get(name) if isinstance(name, str) else None
+    dtype = dtypes().get(name) if isinstance(name, str) else None
     if dtype is None:
         raise BadMessage("a tensor of an unknown dtype")
     if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
