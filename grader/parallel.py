@@ -33,6 +33,7 @@ def supported() -> bool:
 def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
     try:
         try:
+            single_threaded()
             payload = {"results": [asdict(r) for r in job()], "timings": timing.snapshot()}
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised
             payload = {"failure": f"{type(exc).__name__}: {exc}"}
@@ -41,6 +42,17 @@ def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
             data = data[os.write(write_fd, data) :]
     finally:
         os._exit(0)  # no atexit handlers: the fork server and the scratch are the parent's
+
+
+def single_threaded() -> None:
+    """Keep torch in a forked child off its thread pool. A pool the parent had started (any
+    multi-threaded torch op before the fork, as in a test session or a notebook) has no threads
+    in the child, and the child's first parallel op would wait for them forever; with one
+    thread torch never enters it. The judge's tensors are small: one thread is what ``grade``
+    uses anyway."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def _results(data: bytes) -> dict[str, ExerciseResult] | str:

@@ -1,0 +1,84 @@
+"""Exercises graded in forked judge processes: the same result as one process, no hang after
+the parent used torch's thread pool, and a judge process that dies costs only its exercises."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
+
+from grader import parallel
+from grader.result import CheckResult, ExerciseResult
+
+
+def without_duration(result) -> dict:
+    doc = json.loads(result.to_json())
+    doc.pop("duration_s")
+    return doc
+
+
+def test_forked_judges_give_byte_for_byte_the_result_of_one_process(tmp_path):
+    mixed = make_submission(
+        tmp_path / "mixed",
+        {
+            "3.2": CORPUS / "ex3_2" / "wrong_one_head.py",
+            "4.3": CORPUS / "ex4_3" / "wrong_no_embedding_dropout.py",
+        },
+    )
+    for folder in (SOLUTION, mixed):
+        one = grade_folder(folder, processes=1)
+        spread = grade_folder(folder, processes=3)
+        assert without_duration(one) == without_duration(spread)
+
+
+def test_forking_after_the_parent_used_torch_threads_does_not_hang():
+    code = (
+        "import torch\n"
+        "torch.set_num_threads(2)\n"
+        "a = torch.randn(1500, 1500); (a @ a).sum()\n"
+        "torch.triu(torch.ones(1024, 1024), diagonal=1)\n"
+        "from grader.judge import grade\n"
+        "from grader.submission import load_submission\n"
+        f"r = grade(load_submission({str(SOLUTION)!r}), ['3.2', '3.3'], max_examples=2,"
+        " processes=2)\n"
+        "print(r.score)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[-1] == "20.0"
+
+
+def test_a_judge_process_that_dies_costs_only_its_own_exercises():
+    def fine() -> list[ExerciseResult]:
+        check = CheckResult("c", 1.0, 1.0, True, "passed")
+        return [ExerciseResult("3.1", "t", 1.0, 1.0, "passed", [check])]
+
+    def dies() -> list[ExerciseResult]:
+        os._exit(7)
+
+    def failed(ex_id: str, status: str, reason: str) -> ExerciseResult:
+        return ExerciseResult(ex_id, "t", 0.0, 1.0, status, [CheckResult("c", 0, 1, False, reason)])
+
+    results = parallel.run_forked(
+        {"a": fine, "b": dies},
+        {"a": (), "b": ()},
+        {"a": ["3.1"], "b": ["3.2", "3.3"]},
+        60.0,
+        failed,
+    )
+    assert results["3.1"].status == "passed"
+    assert results["3.2"].status == results["3.3"].status == "error"
+    assert "the grader failed on this exercise" in results["3.2"].checks[0].message
+
+
+def test_groups_balance_the_exercises_costs():
+    groups = parallel.balanced_groups({"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}, 2)
+    loads = sorted(sum({"a": 5, "b": 4, "c": 3, "d": 2, "e": 1}[x] for x in g) for g in groups)
+    assert loads == [7, 8]
+    assert sorted(x for g in groups for x in g) == ["a", "b", "c", "d", "e"]
+    assert parallel.balanced_groups({"a": 1.0}, 4) == [["a"]]
