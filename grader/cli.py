@@ -181,11 +181,18 @@ def run_grade(argv: list[str]) -> int:
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
+    from grader.result import grader_failed
+
+    if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
+        return EXIT_USAGE
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a character
+        if hasattr(stream, "reconfigure"):  # shows it escaped rather than failing
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv and argv[0] in SUBCOMMANDS:
             import importlib
@@ -201,7 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         print("grade: interrupted", file=sys.stderr)
         code = EXIT_USAGE
     except Exception as exc:  # a bug of ours: say so in one line, never a traceback wall
-        print(f"grade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from grader.safetext import one_line
+
+        print(
+            f"grade: internal error: {one_line(f'{type(exc).__name__}: {exc}', 500)}",
+            file=sys.stderr,
+        )
         code = EXIT_USAGE
     sys.stdout.flush()
     return code

@@ -20,6 +20,7 @@ import grader
 from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost, start_spawn
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.registry import Exercise, select
+from grader.resilience import keeps_going
 from grader.result import CheckResult, ExerciseResult, GradeResult
 from grader.submission import Submission
 
@@ -60,6 +61,7 @@ def _finish(
     return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
 
 
+@keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result
 def grade_exercise(
     exercise: Exercise,
     worker: WorkerHandle | None,

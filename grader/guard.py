@@ -1,0 +1,163 @@
+"""The worker's tripwire: did student code rewrite the grader inside the worker?
+
+Student code runs in the same process as the worker's dispatch (``grader.worker``) and its
+probes (``grader.probes``), so it can reach them: walk ``sys.modules``, swap a probe in a table,
+assign a function's ``__code__``. The worker therefore resolves its probes before the student's
+file is imported, holds them in a closure, and takes a ``Guard`` snapshot at that moment. After
+the import and after every call, ``Guard.problem()`` compares the grader's objects with the
+snapshot, by identity:
+
+- every ``grader`` module in ``sys.modules`` is still the same module object;
+- every function, class and module a grader module's namespace binds (and every dict there,
+  such as the probe tables, key by key) is still bound to the same object;
+- every grader function and method (and the dispatch closure and its probes) still has the
+  same ``__code__``, defaults and closure cells;
+- the few library functions the reply channel goes through (``os.write``, ``json.dumps``, ...)
+  are still the same, and no trace or profile hook has been set.
+
+A changed object is reported as tampering; the judge then gives the exercise no points.
+
+This is a tripwire, not a wall: code in the same process can always lie about its own
+behaviour, and a determined attacker can defeat any check made in its own process (by patching
+this module's snapshot through ``gc``, say). What the judge recomputes itself from the weights
+and configurations a worker returns cannot be faked this way; see docs/sandbox.md.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+# Library functions the worker's reply path calls, by module and name.
+CHANNEL = (
+    ("os", "write"),
+    ("os", "read"),
+    ("os", "readv"),
+    ("os", "_exit"),
+    ("select", "select"),
+    ("json", "dumps"),
+    ("json", "loads"),
+    ("struct", "Struct"),
+)
+_BOUND = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
+
+
+def _is_grader(name: str) -> bool:
+    return name == "grader" or name.startswith("grader.")
+
+
+def _function_state(fn: types.FunctionType) -> tuple:
+    cells = []
+    for cell in fn.__closure__ or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            cells.append(_EMPTY)
+    kw = fn.__kwdefaults__
+    return (fn.__code__, fn.__defaults__, tuple(kw.items()) if kw else (), tuple(cells))
+
+
+_EMPTY = object()
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Element by element identity (nested tuples compared the same way)."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if type(x) is tuple and type(y) is tuple:
+            if not _same(x, y):
+                return False
+        elif x is not y:
+            return False
+    return True
+
+
+def _table(d: dict, depth: int = 0) -> tuple:
+    """A dict's contents by identity, dicts within it (the probe tables) included."""
+    return tuple(
+        (k, _table(v, depth + 1) if type(v) is dict and depth < 3 else v) for k, v in d.items()
+    )
+
+
+class Guard:
+    """A snapshot of the grader's objects in this process; ``problem()`` says what changed."""
+
+    def __init__(self, *extra: Callable[..., Any]):
+        self.modules = {n: m for n, m in sys.modules.items() if _is_grader(n)}
+        self.bindings: list[tuple[dict, str, Any, str]] = []
+        self.tables: list[tuple[dict, str, tuple, str]] = []
+        self.functions: list[tuple[types.FunctionType, tuple, str]] = []
+        for name, module in self.modules.items():
+            for key, value in list(vars(module).items()):
+                if key.startswith("__"):
+                    continue
+                label = f"{name}.{key}"
+                if type(value) is dict:
+                    self.tables.append((vars(module), key, _table(value), label))
+                elif isinstance(value, _BOUND):
+                    self.bindings.append((vars(module), key, value, label))
+                if isinstance(value, types.FunctionType) and _is_grader(value.__module__ or ""):
+                    self._watch_function(value, label)
+                elif isinstance(value, type) and _is_grader(value.__module__ or ""):
+                    self._watch_class(value, label)
+        for fn in extra:
+            self._watch_function(fn, f"the worker's dispatch ({getattr(fn, '__name__', '?')})")
+            for cell in fn.__closure__ or ():
+                for item in _flatten(cell.cell_contents):
+                    if isinstance(item, types.FunctionType):
+                        self._watch_function(item, f"the probe {item.__qualname__}")
+        for module_name, attr in CHANNEL:
+            module = sys.modules.get(module_name)
+            if module is not None and hasattr(module, attr):
+                self.bindings.append(
+                    (vars(module), attr, getattr(module, attr), f"{module_name}.{attr}")
+                )
+        self.hooks = (sys.gettrace(), sys.getprofile())
+
+    def _watch_function(self, fn: types.FunctionType, label: str) -> None:
+        self.functions.append((fn, _function_state(fn), label))
+
+    def _watch_class(self, cls: type, label: str) -> None:
+        for key, value in list(vars(cls).items()):
+            if isinstance(value, staticmethod | classmethod):
+                value = value.__func__
+            if isinstance(value, types.FunctionType):
+                self.bindings.append((vars(cls), key, vars(cls)[key], f"{label}.{key}"))
+                self._watch_function(value, f"{label}.{key}")
+
+    def problem(self) -> str | None:
+        """What student code changed in the grader, in a few words; None if nothing."""
+        try:
+            return self._problem()
+        except Exception as exc:  # the snapshot itself was broken into
+            return f"the grader's own checks could not run ({type(exc).__name__})"
+
+    def _problem(self) -> str | None:
+        for name, module in self.modules.items():
+            if sys.modules.get(name) is not module:
+                return f"the module {name} was replaced or removed"
+        for namespace, key, value, label in self.bindings:
+            if namespace.get(key, _EMPTY) is not value:
+                return f"{label} was replaced"
+        for namespace, key, table, label in self.tables:
+            now = namespace.get(key, _EMPTY)
+            if type(now) is not dict or not _same(_table(now), table):
+                return f"{label} was changed"
+        for fn, state, label in self.functions:
+            if not _same(_function_state(fn), state):
+                return f"the code of {label} was changed"
+        if sys.gettrace() is not self.hooks[0] or sys.getprofile() is not self.hooks[1]:
+            return "a trace or profile hook was set on the grader"
+        return None
+
+
+def _flatten(value: Any) -> list:
+    """The items of nested tuples, lists and dicts' values (what a closure holds)."""
+    if isinstance(value, tuple | list):
+        return [x for v in value for x in _flatten(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _flatten(v)]
+    return [value]
