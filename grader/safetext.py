@@ -18,7 +18,6 @@ fed a saved result) changes nothing. It imports nothing heavy: the worker uses i
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -34,6 +33,7 @@ _ESCAPED = (
 )
 _CONTROL = re.compile(f"[{_ESCAPED}]")
 _UNSAFE = re.compile(f"[{_ESCAPED}\ud800-\udfff]")
+_NOT_ESCAPED_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # not from surrogateescape
 _PARTIAL_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z")
 
 
@@ -103,7 +103,8 @@ def safe_name(name: str) -> str:
     """A file or folder name as one safe line: bytes that are not UTF-8 (which ``os.listdir``
     hands over as lone surrogates) are spelled ``\\xff``, so that two names stay two."""
     if _SURROGATE.search(name):
-        name = os.fsencode(name).decode("utf-8", "backslashreplace")
+        name = _NOT_ESCAPED_BYTE.sub("\ufffd", name)
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return one_line(name, SHORT_LIMIT)
 
 
