@@ -16,6 +16,8 @@ import io
 import json
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import threading
 import xml.etree.ElementTree as ET
@@ -25,7 +27,7 @@ import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import SOLUTION, make_submission
+from support import ROOT, SOLUTION, make_submission
 
 import grader
 import grader.cli
@@ -319,3 +321,19 @@ def load(path):
     from grader.submission import load_submission
 
     return load_submission(path)
+
+
+def test_an_ascii_terminal_gets_every_format(nasty_submission):
+    """The crash of issue 17 was an encoding error on output: any stream must do."""
+    for fmt in ("text", "gradescope", "github", "junit"):
+        run = subprocess.run(
+            [sys.executable, "-m", "grader.cli", str(nasty_submission), "-e", "3.1",
+             "--max-examples", "1", "--format", fmt],
+            capture_output=True, cwd=ROOT, timeout=300,
+            env={**os.environ, "PYTHONIOENCODING": "ascii", "NO_COLOR": "1"},
+        )  # fmt: skip
+        assert run.returncode == 1, run.stderr.decode()
+        out = run.stdout.decode("ascii")  # nothing but ASCII came out
+        assert "lone" in out
+        if fmt == "gradescope":
+            assert "lone \ufffd" in json.loads(out)["tests"][0]["output"]
