@@ -8,8 +8,8 @@ the import and after every call, ``Guard.problem()`` compares the grader's objec
 snapshot, by identity:
 
 - every ``grader`` module in ``sys.modules`` is still the same module object;
-- every function, class and module a grader module's namespace binds (and every dict there,
-  such as the probe tables, key by key) is still bound to the same object;
+- every function, class and module a grader module's namespace binds (and every dict of
+  functions there, such as the probe tables, key by key) is still bound to the same object;
 - every grader function and method (and the dispatch closure and its probes) still has the
   same ``__code__``, defaults and closure cells;
 - the few library functions the reply channel goes through (``os.write``, ``json.dumps``, ...)
@@ -83,6 +83,16 @@ def _table(d: dict, depth: int = 0) -> tuple:
     )
 
 
+def _holds_functions(d: dict, depth: int = 0) -> bool:
+    """Whether ``d`` (or a dict in it) maps to functions: a table of probes. Other dicts (data,
+    caches a module may fill as it runs) are not watched."""
+    return any(
+        isinstance(v, types.FunctionType)
+        or (type(v) is dict and depth < 3 and _holds_functions(v, depth + 1))
+        for v in d.values()
+    )
+
+
 def _same_table(d: Any, snapshot: tuple) -> bool:
     kept, size, items = snapshot
     if d is not kept or len(d) != size:
@@ -111,7 +121,7 @@ class Guard:
                 if key.startswith("__"):
                     continue
                 label = f"{name}.{key}"
-                if type(value) is dict:
+                if type(value) is dict and _holds_functions(value):  # a dispatch table
                     self.tables.append((vars(module), key, _table(value), label))
                 elif isinstance(value, _BOUND):
                     self.bindings.append((vars(module), key, value, label))

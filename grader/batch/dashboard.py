@@ -157,11 +157,11 @@ def context(db: sqlite3.Connection, title: str) -> dict:
         "seed": meta.get("seed", ""),
         "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],
         "rows": rows,
+        "n_tampered": sum(bool(r["tampered"]) for r in rows),
         "summary": {
             "submissions": len(rows),
             "graded": len(graded),
             "errors": sum(r["status"] == "error" for r in rows),
-            "tampered": sum(bool(r["tampered"]) for r in rows),
             "passed": sum(r["status"] == "passed" for r in rows),
             "mean": f"{100 * statistics.fmean(fractions):.0f}%" if fractions else "-",
             "median": f"{100 * statistics.median(fractions):.0f}%" if fractions else "-",
