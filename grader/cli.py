@@ -201,8 +201,10 @@ def main(argv: list[str] | None = None) -> int:
             code = module.main(argv[1:])
         else:
             code = run_grade(argv)
-    except UsageError as exc:
-        print(f"grade: error: {exc}", file=sys.stderr)
+    except UsageError as exc:  # may name the user's files: one safe line
+        from grader.safetext import one_line
+
+        print(f"grade: error: {one_line(exc, 1000)}", file=sys.stderr)
         code = EXIT_USAGE
     except KeyboardInterrupt:
         print("grade: interrupted", file=sys.stderr)

@@ -57,7 +57,7 @@ def student_frames(exc: BaseException, student_dir: Path) -> list[dict]:
 def _message(exc: BaseException) -> str:
     try:
         return safe_text(str(exc), MAX_TEXT)
-    except Exception:  # a hostile __str__ (or one that returns something else)
+    except BaseException:  # a hostile __str__ (one that raises, even SystemExit)
         return "<the exception's message could not be read>"
 
 

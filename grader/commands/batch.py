@@ -179,7 +179,7 @@ def finish(ledger, title: str) -> None:
     if ledger.report_errors:
         print(
             f"grade: warning: no HTML report for {len(ledger.report_errors)} submission(s); "
-            "first: {}: {}".format(*next(iter(ledger.report_errors.items()))),
+            "first: {}: {}".format(*map(one_line, next(iter(ledger.report_errors.items())))),
             file=sys.stderr,
         )
     write_gradebook(ledger.db, ledger.out / "gradebook.csv")
