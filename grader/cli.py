@@ -208,11 +208,18 @@ def run_grade(argv: list[str]) -> int:
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
     timing.mark("reported")
     timing.write()
+    from grader.result import grader_failed
+
+    if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
+        return EXIT_USAGE
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a character
+        if hasattr(stream, "reconfigure"):  # shows it escaped rather than failing
+            stream.reconfigure(errors="backslashreplace")
     try:
         if argv and argv[0] in SUBCOMMANDS:
             import importlib
@@ -221,14 +228,21 @@ def main(argv: list[str] | None = None) -> int:
             code = module.main(argv[1:])
         else:
             code = run_grade(argv)
-    except UsageError as exc:
-        print(f"grade: error: {exc}", file=sys.stderr)
+    except UsageError as exc:  # may name the user's files: one safe line
+        from grader.safetext import one_line
+
+        print(f"grade: error: {one_line(exc, 1000)}", file=sys.stderr)
         code = EXIT_USAGE
     except KeyboardInterrupt:
         print("grade: interrupted", file=sys.stderr)
         code = EXIT_USAGE
     except Exception as exc:  # a bug of ours: say so in one line, never a traceback wall
-        print(f"grade: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        from grader.safetext import one_line
+
+        print(
+            f"grade: internal error: {one_line(f'{type(exc).__name__}: {exc}', 500)}",
+            file=sys.stderr,
+        )
         code = EXIT_USAGE
     sys.stdout.flush()
     return code

@@ -23,6 +23,7 @@ from grader.early import default_starter as early_default_starter
 from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.registry import Exercise, select
+from grader.resilience import keeps_going
 from grader.result import CheckResult, ExerciseResult, GradeResult
 from grader.submission import Submission
 
@@ -74,6 +75,7 @@ def unrun_exercise(
     )
 
 
+@keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result
 def grade_exercise(
     exercise: Exercise,
     worker: WorkerHandle | None,

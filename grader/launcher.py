@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from grader import timing, wire
+from grader.resilience import Tampered
+from grader.safetext import SHORT_LIMIT, safe_info, safe_text, safe_value
 
 T = TypeVar("T")
 
@@ -196,15 +198,18 @@ class WorkerHandle:
             raise WorkerLost(
                 "error",
                 "the worker sent a message the grader refuses: only plain data and tensors may "
-                f"come back ({str(exc)[:120]})",
+                f"come back ({safe_text(exc, 120)})",
             ) from None
         if not isinstance(reply, dict) or "ok" not in reply:
             self.kill()
             raise WorkerLost("error", "the worker sent a reply of the wrong shape")
         if isinstance(reply.get("t"), float):
             timing.add("worker_compute", reply["t"])
+        if reply.get("tampered"):  # the worker's guard saw student code rewrite the grader
+            self.kill()
+            raise Tampered(safe_text(reply["tampered"], SHORT_LIMIT))
         if not reply["ok"]:
-            info = reply.get("error") if isinstance(reply.get("error"), dict) else {}
+            info = safe_info(reply.get("error"))  # worker text is made safe where it enters
             if out_of_memory(info):
                 self.kill()
                 raise WorkerLost(
@@ -214,7 +219,7 @@ class WorkerHandle:
                     f"({info.get('type')}: {str(info.get('message', ''))[:200]})",
                 )
             raise StudentError(info)
-        return reply.get("value")
+        return safe_value(reply.get("value"))
 
     def call(self, action: str, timeout: float | None = None, **args: Any) -> Any:
         """Run one probe in the worker and return its plain-data value."""
@@ -286,7 +291,7 @@ class WorkerHandle:
                 data = f.read(cap + 1)
         except OSError:
             return ""
-        text = data[:cap].decode("utf-8", "replace")
+        text = safe_text(data[:cap].decode("utf-8", "replace"), None)
         if len(data) > cap:
             text += f"\n[output cut at {self.limits.max_output_kb} KiB: the rest was dropped]"
         return text

@@ -13,39 +13,91 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader import wire
+
 Probe = Callable[..., Any]
 
 
 class NotPlainData(TypeError):
-    """The student returned something other than plain data where plain data is expected."""
+    """The student returned something other than plain data where plain data is expected; the
+    message says, in the student's words, what came back and what is expected."""
+
+
+PLAIN = "plain data (dicts, lists, tuples, strings, numbers, tensors)"
+_SENDABLE = frozenset(wire.DTYPES.values())
+
+
+def _shape(t: torch.Tensor) -> str:
+    try:
+        return f"shape {tuple(t.shape)}"
+    except Exception:
+        return "shape unknown"
+
+
+def _a(name: str) -> str:
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def what_tensor_is_wrong(t: torch.Tensor) -> str | None:
+    """Why tensor ``t`` cannot go back to the judge as it is, or None if it can."""
+    kind = type(t)
+    if kind is not torch.Tensor and kind is not nn.Parameter:
+        return (
+            f"{_a(kind.__name__)}, a subclass of torch.Tensor ({_shape(t)}): return a plain "
+            "tensor (torch.Tensor)"
+        )
+    if t.layout is not torch.strided:
+        return f"a {t.layout} tensor ({_shape(t)}): return a dense tensor (.to_dense())"
+    if t.device.type == "meta":
+        return f"a tensor on the meta device ({_shape(t)}), which holds no values"
+    if t.dtype not in _SENDABLE:
+        return f"a tensor of dtype {t.dtype} ({_shape(t)}): return float32 or another usual dtype"
+    return None
+
+
+def _refuse(where: str, what: str) -> NotPlainData:
+    joiner = " " if where.endswith(" returned") else " is "
+    return NotPlainData(where + joiner + what)
+
+
+def _size(obj: Any) -> str:
+    try:
+        return f" of length {len(obj)}"
+    except Exception:
+        return ""
 
 
 def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
-    """A copy of ``obj`` made only of dicts, lists, str, numbers, bools, None and CPU tensors."""
+    """A copy of ``obj`` made only of dicts, lists, str, numbers, bools, None and CPU tensors.
+
+    ``where`` names the value in the student's words ("your forward returned", "GPT2_CONFIGS");
+    anything else raises ``NotPlainData`` saying what came back and what is expected."""
     if depth > 20:
-        raise NotPlainData(f"{where} is nested too deeply")
+        raise _refuse(where, "nested too deeply: return " + PLAIN)
     if obj is None or type(obj) in (bool, int, float, str):
         return obj
     if isinstance(obj, torch.Tensor):
-        if obj.device.type == "meta":
-            raise NotPlainData(f"{where} is a tensor on the meta device, which holds no values")
+        wrong = what_tensor_is_wrong(obj)
+        if wrong is not None:
+            raise _refuse(where, wrong)
         return obj.detach().to("cpu").clone().contiguous()
+    inner = where.removesuffix(" returned") + "'s output" if where.endswith(" returned") else where
     if isinstance(obj, dict):
         out = {}
         for k, v in obj.items():
             if type(k) is not str:
-                raise NotPlainData(f"{where} has a key of type {type(k).__name__}, not str")
-            out[k] = plain(v, f"{where}[{k!r}]", depth + 1)
+                raise _refuse(where, f"a dict with a key of type {type(k).__name__}, not str")
+            out[k] = plain(v, f"{inner}[{k!r}]", depth + 1)
         return out
     if isinstance(obj, list | tuple):
-        return [plain(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]
+        return [plain(v, f"{inner}[{i}]", depth + 1) for i, v in enumerate(obj)]
     if isinstance(obj, bool):
         return bool(obj)
     if isinstance(obj, float):
         return float(obj)
     if hasattr(type(obj), "__index__"):  # numpy and other integer types
         return int(operator.index(obj))
-    raise NotPlainData(f"{where} is a {type(obj).__name__}, not plain data")
+    raise _refuse(where, f"{_a(type(obj).__name__)}{_size(obj)}, not {PLAIN}")
 
 
 def number(obj: Any, what: str) -> int | float | dict:
@@ -72,7 +124,9 @@ def describe_module(m: Any) -> dict:
         "class": type(m).__name__,
         "class_module": type(m).__module__,
         "training": bool(m.training),
-        "state": {k: plain(v) for k, v in m.state_dict().items()},
+        "state": {
+            k: plain(v, f"your module's state_dict()[{k!r}]") for k, v in m.state_dict().items()
+        },
         "parameters": {
             name: bool(p.requires_grad) for name, p in m.named_parameters(remove_duplicate=False)
         },
@@ -99,7 +153,7 @@ def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, s
     m.train(train)
     torch.manual_seed(seed)
     with torch.no_grad():
-        return plain(m(x), "the module's output")
+        return plain(m(x), "your forward returned")
 
 
 def _load(module, state, handle: int, weights: dict):
@@ -124,13 +178,13 @@ def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: di
     for name in ("W_query", "W_key", "W_value"):
         w = getattr(sa_v1, name, None)
         weights[name] = {
-            "value": plain(w) if isinstance(w, torch.Tensor) else None,
+            "value": plain(w, f"sa_v1.{name}") if isinstance(w, torch.Tensor) else None,
             "type": type(w).__name__,
             "is_parameter": isinstance(w, nn.Parameter),
             "registered": name in sa_v1._parameters,
             "requires_grad": bool(getattr(w, "requires_grad", False)),
         }
-    return {"v1": weights, "v2_state": plain(sa_v2.state_dict())}
+    return {"v1": weights, "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()")}
 
 
 # --- 3.2, 3.3 --------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from grader.launcher import StudentError, WorkerHandle
-from grader.result import CheckResult
+from grader.result import GRADER_FAILED, TAMPERED, CheckResult
 
 DEFAULT_SEED = 20241
 
@@ -81,6 +81,8 @@ def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
 def explain_student_error(info: dict) -> str:
     """One readable paragraph for an exception raised in student code."""
     kind, text = info.get("type", "Exception"), info.get("message", "")
+    if info.get("refused") and not text.startswith((TAMPERED, GRADER_FAILED)):
+        return text  # the grader refused a value: the message says what came back, and why
     if kind == "NotImplementedError":
         return f"not done yet: {text}" if text else "not done yet (NotImplementedError)"
     where = ""

@@ -13,7 +13,6 @@ import jinja2
 
 import grader
 from grader.formats.common import (
-    STATUS_LABEL,
     Message,
     clip,
     is_unrun,
@@ -21,6 +20,7 @@ from grader.formats.common import (
     percent,
     points,
     shared_problem,
+    status_label,
     student_file,
     value_text,
     visible,
@@ -91,7 +91,7 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         title=ex.title,
         file=student_file(ex.id),
         status=ex.status,
-        label=STATUS_LABEL[ex.status],
+        label=status_label(ex),
         score=points(ex.score),
         max_score=points(ex.max_score),
         percent=_percent(ex.score, ex.max_score),

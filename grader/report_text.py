@@ -26,6 +26,7 @@ from grader.formats.common import (
     percent,
     points,
     shared_problem,
+    status_label,
     visible,
 )
 from grader.result import CheckResult, ExerciseResult, GradeResult
@@ -88,8 +89,9 @@ class _Style:
     def paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
 
-    def status(self, status: str) -> str:
-        return self.paint(f"{self.icons[status]} {STATUS_LABEL[status]}", STATUS_COLOUR[status])
+    def status(self, status: str, label: str | None = None) -> str:
+        text = f"{self.icons[status]} {label or STATUS_LABEL[status]}"
+        return self.paint(text, STATUS_COLOUR[status])
 
     def bar(self, score: float, max_score: float) -> str:
         share = score / max_score if max_score else 0.0
@@ -128,7 +130,8 @@ def _table(result: GradeResult, st: _Style) -> list[str]:
         )
         score = f"{points(ex.score):>{score_w}} / {points(ex.max_score):<{max_w}}"
         bar = st.paint(st.bar(ex.score, ex.max_score), STATUS_COLOUR[ex.status])
-        lines.append(f"  {ex.id}  {title:<{title_w}}  {score}  {bar}  {st.status(ex.status)}")
+        status = st.status(ex.status, status_label(ex))
+        lines.append(f"  {ex.id}  {title:<{title_w}}  {score}  {bar}  {status}")
     return lines
 
 

@@ -69,3 +69,28 @@ def from_dict(d: dict) -> GradeResult:
     ]
     fields = {k: v for k, v in d.items() if k not in ("exercises", "schema")}
     return GradeResult(**fields, exercises=exercises, schema=d.get("schema", SCHEMA_VERSION))
+
+
+# --- verdicts that live in the messages (schema 1 has no field for them) --------------------
+
+# An exercise whose worker caught student code rewriting the grader: status "error", no
+# points, and every check's message starts with this.
+TAMPERED = "tampered: "
+# An exercise the grader itself failed on (a bug of ours): status "error", and every check's
+# message starts with this.
+GRADER_FAILED = "the grader failed on this exercise: "
+
+
+def _messages(exercise: ExerciseResult | dict) -> list[str]:
+    checks = exercise["checks"] if isinstance(exercise, dict) else exercise.checks
+    return [c["message"] if isinstance(c, dict) else c.message for c in checks]
+
+
+def is_tampered(exercise: ExerciseResult | dict) -> bool:
+    """Whether the exercise got the ``tampered`` verdict (works on the JSON form too)."""
+    return any(m.startswith(TAMPERED) for m in _messages(exercise))
+
+
+def grader_failed(exercise: ExerciseResult | dict) -> bool:
+    """Whether the grader itself failed on the exercise (works on the JSON form too)."""
+    return any(m.startswith(GRADER_FAILED) for m in _messages(exercise))

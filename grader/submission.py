@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.registry import EXERCISES
+from grader.safetext import safe_name, safe_text
 
 
 class SubmissionError(Exception):
@@ -21,6 +22,11 @@ class Submission:
     files: dict[str, Path]  # exercise id -> file, for the files that exist
     notes: list[str] = field(default_factory=list)  # e.g. which notebook cells were used
     _tmp: tempfile.TemporaryDirectory | None = None
+
+    def __post_init__(self) -> None:
+        # A folder's or notebook's name and cell labels are the student's text: made safe once.
+        self.name = safe_name(self.name)
+        self.notes = [safe_text(note) for note in self.notes]
 
     def cleanup(self) -> None:
         if self._tmp is not None:

@@ -394,6 +394,7 @@ LAYER_OFF_PICK = {
         "monkeypatch_judging",
         "import_infinite_loop",
         "escape_daemon",
+        "tamper_probe_table",
     ],
 }
 
@@ -432,7 +433,8 @@ def test_spawn_launcher(tmp_path, monkeypatch, capsys, listeners):
     """The path of macOS and Windows (a fresh interpreter per worker), forced here."""
     code, result = run_cli(monkeypatch, capsys, SOLUTION, ["3.1", "4.1"], start_spawn, SPAWN_LIMITS)
     assert code == 0 and result["score"] == result["max_score"], result
-    chosen = [c for c in CASES if c.name in ("call_hang", "segfault", "sys_exit_at_import")]
+    picked = ("call_hang", "segfault", "sys_exit_at_import", "tamper_probe_code")
+    chosen = [c for c in CASES if c.name in picked]
     for i, group in enumerate(one_per_exercise(chosen, set())):
         marker = "hx" + secrets.token_hex(5)
         submission = build(group, tmp_path / f"sub{i}", marker, listeners)

@@ -21,6 +21,7 @@ import grader
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.ledger import atomic_write
 from grader.registry import BY_ID
+from grader.result import TAMPERED
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BINS = 10
@@ -94,6 +95,18 @@ def check_rates(db: sqlite3.Connection) -> list[CheckRate]:
     ]
 
 
+def tampered_exercises(db: sqlite3.Connection) -> dict[str, set[str]]:
+    """Submission -> the exercises whose worker caught student code rewriting the grader (the
+    ``tampered`` verdict: status error, every check's message starting with TAMPERED)."""
+    found: dict[str, set[str]] = {}
+    for submission, exercise_id in db.execute(
+        "SELECT DISTINCT submission, exercise_id FROM checks WHERE substr(message, 1, ?) = ?",
+        (len(TAMPERED), TAMPERED),
+    ):
+        found.setdefault(submission, set()).add(exercise_id)
+    return found
+
+
 def context(db: sqlite3.Connection, title: str) -> dict:
     ids = exercise_ids(db)
     scores = {
@@ -103,6 +116,7 @@ def context(db: sqlite3.Connection, title: str) -> dict:
         )
     }
     meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+    tampered = tampered_exercises(db)
     rows = []
     for name, score, max_score, status, reason, graded, result_path, report_path in db.execute(
         "SELECT name, score, max_score, status, reason, graded, result_path, report_path "
@@ -120,11 +134,13 @@ def context(db: sqlite3.Connection, title: str) -> dict:
                 "status": status,
                 "reason": reason,
                 "graded": bool(graded),
+                "tampered": sorted(tampered.get(name, ())),
                 "exercises": [
                     {
                         "score": scores[(name, i)][0],
                         "text": number(scores[(name, i)][0]),
                         "status": scores[(name, i)][2],
+                        "tampered": i in tampered.get(name, ()),
                     }
                     if (name, i) in scores
                     else None
@@ -141,6 +157,7 @@ def context(db: sqlite3.Connection, title: str) -> dict:
         "seed": meta.get("seed", ""),
         "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],
         "rows": rows,
+        "n_tampered": sum(bool(r["tampered"]) for r in rows),
         "summary": {
             "submissions": len(rows),
             "graded": len(graded),

@@ -22,9 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from grader.safetext import safe_name
+
 Kind = Literal["folder", "zip", "notebook", "other"]
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints"}
 HASH_CHUNK = 1 << 20
+MAX_NAME_BYTES = 200  # OUT holds NAME.json and NAME.html: file names have at most 255 bytes
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,8 @@ class Entry:
 def kind_of(path: Path) -> Kind:
     if path.is_dir():
         return "folder"
+    if not path.is_file():  # a pipe, a socket, a device: never opened
+        return "other"
     suffix = path.suffix.lower()
     if suffix == ".zip":
         return "zip"
@@ -56,10 +61,16 @@ def discover(folder: Path, skip: tuple[Path, ...] = ()) -> list[Entry]:
             continue
         paths.append(path)
     kinds = {p: kind_of(p) for p in paths}
-    stems = {p: p.stem if kinds[p] in ("zip", "notebook") else p.name for p in paths}
+    # Names are the student's text: made safe (bytes that are not UTF-8 spelled \xff).
+    stems = {p: safe_name(p.stem if kinds[p] in ("zip", "notebook") else p.name) for p in paths}
     taken = Counter(stems.values())
-    entries = [Entry(stems[p] if taken[stems[p]] == 1 else p.name, p, kinds[p]) for p in paths]
-    return sorted(entries, key=lambda e: e.name)
+    names = {p: stems[p] if taken[stems[p]] == 1 else safe_name(p.name) for p in paths}
+    taken = Counter(names.values())
+    for p, name in names.items():  # still shared, or too long for OUT's file names
+        if taken[name] > 1 or len(name.encode()) > MAX_NAME_BYTES:
+            digest = hashlib.sha256(os.fsencode(p.name)).hexdigest()[:10]
+            names[p] = f"{name.encode()[:100].decode('utf-8', 'ignore')}-{digest}"
+    return sorted((Entry(names[p], p, kinds[p]) for p in paths), key=lambda e: e.name)
 
 
 def _hash_file(h: Any, path: Path) -> None:
@@ -72,6 +83,8 @@ def content_hash(entry: Entry) -> str:
     """A SHA-256 of everything the grade can depend on: the file's bytes, or every file under
     the folder (relative path and bytes; a symbolic link by its target, never followed)."""
     h = hashlib.sha256(entry.kind.encode() + b"\0")
+    if entry.kind == "other" and not entry.path.is_file():
+        return h.hexdigest()  # never read a pipe or a device
     if entry.kind != "folder":
         _hash_file(h, entry.path)
         return h.hexdigest()

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
+from grader import resilience
 from grader.batch import boot
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
@@ -132,6 +133,7 @@ def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
 def grade_job(job: Job) -> Outcome:
     """Grade one entry; never raises for anything the entry holds."""
     settings = job.settings
+    resilience.set_label(job.entry.name)  # names this entry in $GRADE_TRACE_LOG
     try:
         submission = open_entry(
             job.entry, job.scratch, settings.unzip_mb * 2**20, settings.unzip_files
@@ -140,6 +142,7 @@ def grade_job(job: Job) -> Outcome:
         shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, str(exc))
     except Exception as exc:  # a bug of ours, not the student's: grade it again next time
+        resilience.log_trace("reading the submission")
         shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     try:
@@ -147,6 +150,7 @@ def grade_job(job: Job) -> Outcome:
         submission.files = {k: v for k, v in submission.files.items() if k not in problems}
         result = _grade(submission, settings)
     except Exception as exc:
+        resilience.log_trace("grading the submission")
         return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)
     finally:
         submission.cleanup()
@@ -198,6 +202,8 @@ def run_jobs(
                         broken.append(job)
                         continue
                     except Exception as exc:  # e.g. a result that cannot be sent back
+                        resilience.set_label(job.entry.name)
+                        resilience.log_trace("receiving the result")
                         outcome = not_graded(
                             job, f"the grader failed on it ({type(exc).__name__})", True
                         )

@@ -5,7 +5,9 @@ Writes, in OUT: ``results/NAME.json`` (schema 1) and ``reports/NAME.html`` per s
 command again after a crash and it grades only what is missing or has changed since.
 
 Exit status: 0 when every submission was graded, 1 when some could not be (rows with status
-error), 2 on a usage error or a failure of the grader itself.
+error), 2 on a usage error or a failure of the grader itself. A failure of the grader on one
+submission is that submission's ``error`` row (graded again on the next run), never the end of
+the batch; its traceback goes to ``OUT/grader-errors.log``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import sys
 from pathlib import Path
 
 from grader.cli import EXIT_FAILED, EXIT_PASSED, UsageError, add_grading_options
+from grader.resilience import TRACE_LOG_ENV, log_trace, set_label
+from grader.safetext import one_line, safe_name
+
+TRACE_LOG = "grader-errors.log"  # in OUT: tracebacks of the grader's own failures
 
 
 def parser() -> argparse.ArgumentParser:
@@ -116,6 +122,54 @@ def select_entries(args: argparse.Namespace, config_path: Path | None):
     return shard(entries, k, n), f"{k}/{n}"
 
 
+def entry_hash(entry, content_hash) -> str:
+    """The entry's content hash; one that cannot be read gets a hash of why (its grading will
+    say so in its row), never a crash of the batch."""
+    try:
+        return content_hash(entry)
+    except OSError as exc:
+        return f"unreadable-{exc.errno}"
+
+
+def outcome_row(outcome) -> tuple[dict, dict, str]:
+    """The ``submissions`` columns an outcome decides (``status``, ``reason``, ``graded``,
+    ``retry``), its result with every string made safe, and the reason the progress shows.
+
+    An exercise the grader itself failed on makes the row an ``error`` graded again next
+    time (its traceback is in OUT/grader-errors.log); a tampered exercise is shown."""
+    from grader.result import grader_failed, is_tampered
+    from grader.safetext import MESSAGE_LIMIT, safe_value
+
+    result = safe_value(outcome.result, MESSAGE_LIMIT)
+    status, reason, retry = outcome.status, outcome.reason, outcome.retry
+    failed = [ex["id"] for ex in result["exercises"] if grader_failed(ex)]
+    if failed and status != "error":
+        status, retry = "error", True
+        reason = f"the grader failed on {', '.join(failed)} (traceback in {TRACE_LOG})"
+    reason = one_line(reason, 300)
+    tampered = [ex["id"] for ex in result["exercises"] if is_tampered(ex)]
+    shown = reason or (f"tampered with the grader in {', '.join(tampered)}" if tampered else "")
+    row = {"status": status, "reason": reason, "graded": int(outcome.graded), "retry": retry}
+    return row, result, shown
+
+
+def record_safely(ledger, row: dict, result: dict) -> None:
+    """``ledger.record``, which a failure of ours never turns into the end of the batch: the
+    submission gets an ``error`` row (graded again next time) and the traceback is logged."""
+    try:
+        ledger.record(row, result)
+        return
+    except Exception as exc:
+        set_label(row["name"])
+        log_trace("recording the result")
+        why = one_line(f"the grader could not record its result ({type(exc).__name__}: {exc})")
+    row = {**row, "status": "error", "reason": why, "content_hash": None}
+    try:
+        ledger.record(row, result, render_report=False)
+    except Exception:  # not even that: no row, so the next run grades it again
+        log_trace("recording the error row")
+
+
 def finish(ledger, title: str) -> None:
     """The class-level outputs, rebuilt from the database (so a resumed run writes the same)."""
     from grader.batch.dashboard import write_dashboard
@@ -125,7 +179,7 @@ def finish(ledger, title: str) -> None:
     if ledger.report_errors:
         print(
             f"grade: warning: no HTML report for {len(ledger.report_errors)} submission(s); "
-            "first: {}: {}".format(*next(iter(ledger.report_errors.items()))),
+            "first: {}: {}".format(*map(one_line, next(iter(ledger.report_errors.items())))),
             file=sys.stderr,
         )
     write_gradebook(ledger.db, ledger.out / "gradebook.csv")
@@ -180,36 +234,33 @@ def main(argv: list[str]) -> int:
         }
     )
     shutil.rmtree(ledger.scratch, ignore_errors=True)
-    hashes = {e.name: content_hash(e) for e in entries}
+    hashes = {e.name: entry_hash(e, content_hash) for e in entries}
     todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
     by_name = {e.name: e for e in entries}
     progress = Progress(len(entries), len(entries) - len(todo))
 
     def record(outcome) -> None:
         entry = by_name[outcome.name]
-        ledger.record(
-            {
-                "name": entry.name,
-                "source": entry.path.name,
-                "kind": entry.kind,
-                "content_hash": None if outcome.retry else hashes[entry.name],
-                "settings_hash": fingerprint,
-                "status": outcome.status,
-                "reason": outcome.reason,
-                "graded": int(outcome.graded),
-            },
-            outcome.result,
-        )
-        progress.update(
-            entry.name, outcome.status, outcome.result["score"], outcome.result["max_score"],
-            outcome.reason,
+        row, result, shown = outcome_row(outcome)
+        row.update(
+            name=entry.name, source=safe_name(entry.path.name), kind=entry.kind,
+            content_hash=None if row.pop("retry") else hashes[entry.name],
+            settings_hash=fingerprint,
         )  # fmt: skip
+        record_safely(ledger, row, result)
+        progress.update(entry.name, row["status"], result["score"], result["max_score"], shown)
 
+    trace_log = os.environ.get(TRACE_LOG_ENV)
+    os.environ[TRACE_LOG_ENV] = str((args.out / TRACE_LOG).resolve())  # judge processes inherit
     try:
         jobs_list = [Job(e, ledger.scratch / e.name, settings) for e in todo]
         run_jobs(jobs_list, jobs, settings.sandbox, record)
     finally:
         progress.close()
+        if trace_log is None:
+            os.environ.pop(TRACE_LOG_ENV, None)
+        else:
+            os.environ[TRACE_LOG_ENV] = trace_log
     ledger.prune({e.name for e in entries})
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     finish(ledger, args.title)

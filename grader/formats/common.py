@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.registry import BY_ID, EXERCISES
-from grader.result import CheckResult, ExerciseResult
+from grader.result import CheckResult, ExerciseResult, is_tampered
+from grader.safetext import safe_text
 
 HINT = "\nHint: "
 PRINTED = "\nYour code printed (last lines):\n"
@@ -35,6 +36,12 @@ STATUS_LABEL = {
     "timeout": "timed out",
     "missing": "missing",
 }
+
+
+def status_label(exercise: ExerciseResult) -> str:
+    """The exercise's status in words; ``tampered`` for that verdict (status ``error``)."""
+    return "tampered" if is_tampered(exercise) else STATUS_LABEL[exercise.status]
+
 
 # Far more than any check writes; a student's exception message may be anything.
 DEFAULT_LIMIT = 8000
@@ -99,15 +106,13 @@ def example_text(counterexample: Any) -> str:
     return value_text(counterexample)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def visible(text: str) -> str:
     """``text`` with control characters spelled out (``\\x1b``), so that text from a
     student's code cannot move a terminal's cursor, colour it, or hide in a report. Tabs and
-    line feeds stay; a CR LF pair becomes a line feed."""
-    text = text.replace("\r\n", "\n")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    line feeds stay; a CR LF pair becomes a line feed. The judge already made every string of
+    a result safe (``grader.safetext``); this is the same function, for results read from a
+    file."""
+    return safe_text(text, None)
 
 
 def clip(text: str, limit: int = DEFAULT_LIMIT) -> str:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TextIO
 
 from grader.formats.common import (
-    STATUS_LABEL,
     check_text,
     clip,
     display_path,
@@ -31,6 +30,7 @@ from grader.formats.common import (
     read_source,
     shared_problem,
     source_line,
+    status_label,
 )
 from grader.result import CheckResult, ExerciseResult, GradeResult
 
@@ -82,7 +82,7 @@ def annotations(result: GradeResult, root: Path | None = None) -> list[str]:
         problem = shared_problem(ex)
         if problem is not None:
             file, line = _location(root, ex, ex.checks[0])
-            title = f"{ex.id} {ex.title}: {STATUS_LABEL[ex.status]}"
+            title = f"{ex.id} {ex.title}: {status_label(ex)}"
             text = parse_message(problem).text
             out.append(command("error", clip(text, ANNOTATION_LIMIT), file=file, line=line,
                                title=title))  # fmt: skip
@@ -174,7 +174,7 @@ def summary_markdown(result: GradeResult) -> str:
     for ex in result.exercises:
         lines.append(
             f"| {ex.id} {md_cell(ex.title)} | {points(ex.score)} / {points(ex.max_score)} "
-            f"| {EMOJI[ex.status]} {STATUS_LABEL[ex.status]} |"
+            f"| {EMOJI[ex.status]} {status_label(ex)} |"
         )
     failed = [(ex, c) for ex in result.exercises for c in ex.checks if not c.passed]
     if failed:

@@ -59,4 +59,10 @@ def results(result: GradeResult) -> dict:
 
 def emit(result: GradeResult, stream: TextIO, root: Path | None = None) -> None:
     """Write results.json to ``stream`` (``root``, the submission, is not needed here)."""
-    stream.write(json.dumps(results(result), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    try:  # characters as they are where the stream takes them, else escaped (still JSON)
+        "\u2026\U0001f600".encode(getattr(stream, "encoding", None) or "utf-8")
+        ascii_only = False
+    except (UnicodeEncodeError, LookupError):
+        ascii_only = True
+    doc = json.dumps(results(result), indent=2, ensure_ascii=ascii_only, allow_nan=False)
+    stream.write(doc + "\n")

@@ -1,10 +1,11 @@
-"""Returns, as its model's weights, tensors of a subclass that runs a shell command when
-unpickled (creating a marker file) and claims to equal anything. Weights are rebuilt in the
-judge from plain tensors only: the reply is refused, and the command never runs."""
+"""Returns, as its model's weights and outputs, tensors of a subclass that runs a shell command
+when unpickled (creating a marker file) and claims to equal anything. Only plain tensors go
+back to the judge: the worker refuses the value and says so in the student's words (what came
+back, what is expected), each check that needed it fails, and the command never runs."""
 
 # exercise: 4.3
-# expect-status: error
-# expect-message: refuses
+# expect-status: failed
+# expect-message: is a Trojan, a subclass of torch.Tensor (shape (2, 2)): return a plain tensor
 
 import os
 

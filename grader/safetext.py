@@ -1,0 +1,143 @@
+"""One sanitiser for every string that comes from a worker or a submission.
+
+Text that a student's code controls (exception messages and type names, traceback lines,
+printed output, values sent back, file and cell names) reaches terminals, HTML pages, XML,
+JSON, CI logs and SQLite. ``safe_text`` makes such text safe for all of them at once, where it
+enters the judge, so that no renderer ever sees unsafe text:
+
+- lone surrogates (and bytes that are not UTF-8) become U+FFFD; a valid surrogate pair
+  becomes the character it encodes;
+- control characters other than newline and tab, and the invisible characters that reorder or
+  break lines (bidi overrides, U+2028/U+2029, the byte order mark), are spelled out
+  (``\\x1b``, ``\\u202e``); a CR LF pair becomes a newline;
+- the text is cut to ``limit`` characters, the cut said in the text itself.
+
+``safe_text`` is idempotent: safe text passes through unchanged, so a second pass (a renderer
+fed a saved result) changes nothing. It imports nothing heavy: the worker uses it too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+TEXT_LIMIT = 2000  # an exception message, a value's string
+SHORT_LIMIT = 200  # a type name, a file name, a line of code
+MESSAGE_LIMIT = 20000  # a whole check message (the judge's text around the student's)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Everything but tab and newline in C0 and C1, DEL, the bidi controls (Trojan Source), the
+# line and paragraph separators, the byte order mark, and the two noncharacters XML refuses.
+_ESCAPED = (
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff"
+)
+_CONTROL = re.compile(f"[{_ESCAPED}]")
+_UNSAFE = re.compile(f"[{_ESCAPED}\ud800-\udfff]")
+_NOT_ESCAPED_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # not from surrogateescape
+_PARTIAL_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z")
+
+
+def _spell(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value if type(value) is str else str.__str__(value)
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    try:
+        text = str(value)
+    except Exception:  # a hostile __str__
+        return f"<a {type(value).__name__} that cannot be shown>"
+    return text if type(text) is str else str.__str__(text)
+
+
+def cut_note(cut: int) -> str:
+    """What ``safe_text`` appends where it cut ``cut`` characters."""
+    return f" … [{cut:,} more characters cut]"
+
+
+def safe_text(value: object, limit: int | None = TEXT_LIMIT) -> str:
+    """``value`` as text that is safe to show anywhere (see the module's docstring), at most
+    ``limit`` characters long (``None``: no cap)."""
+    text = _as_text(value)
+    if _UNSAFE.search(text) is None and (limit is None or len(text) <= limit):
+        return text
+    if _SURROGATE.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = _CONTROL.sub(_spell, text.replace("\r\n", "\n"))
+    if limit is not None and len(text) > limit:
+        keep = max(0, limit - len(cut_note(len(text))))
+        head = _PARTIAL_ESCAPE.sub("", text[:keep])  # never half of a spelled-out character
+        text = head + cut_note(len(text) - len(head))
+    return text
+
+
+def one_line(value: object, limit: int = SHORT_LIMIT) -> str:
+    """``safe_text`` on a single line: line breaks and tabs become spaces (a reason in a
+    table, a progress line, a one-line error)."""
+    text = re.sub(r"[\t\n]+", " ", _as_text(value).replace("\r\n", "\n")).strip()
+    return safe_text(text, limit)
+
+
+def safe_value(value: Any, limit: int = TEXT_LIMIT) -> Any:
+    """``value`` (plain data: dicts, lists, tuples, strings, numbers, tensors) with every string
+    in it, keys included, made safe; everything else is returned as it is."""
+    if isinstance(value, str):
+        return safe_text(value, limit)
+    if isinstance(value, dict):
+        return {
+            (safe_text(k, limit) if isinstance(k, str) else k): safe_value(v, limit)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [safe_value(v, limit) for v in value]
+    if isinstance(value, tuple):
+        return tuple(safe_value(v, limit) for v in value)
+    return value
+
+
+def safe_name(name: str) -> str:
+    """A file or folder name as one safe line: bytes that are not UTF-8 (which ``os.listdir``
+    hands over as lone surrogates) are spelled ``\\xff``, so that two names stay two."""
+    if _SURROGATE.search(name):
+        name = _NOT_ESCAPED_BYTE.sub("\ufffd", name)
+        name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return one_line(name, SHORT_LIMIT)
+
+
+def _int(value: Any) -> int:
+    return value if type(value) is int else 0
+
+
+def safe_info(info: Any) -> dict:
+    """A worker's description of an exception, every field checked and made safe: ``type``,
+    ``message``, ``frames`` (``file``, ``line``, ``function``, ``code``), and for a syntax
+    error ``file``, ``line`` and ``code``; ``refused`` when the grader refused a value."""
+    info = info if isinstance(info, dict) else {}
+    out: dict[str, Any] = {
+        "type": one_line(info.get("type") or "Exception", SHORT_LIMIT),
+        "message": safe_text(info.get("message", ""), TEXT_LIMIT),
+        "frames": [],
+    }
+    frames = info.get("frames")
+    for frame in frames[-10:] if isinstance(frames, list) else []:
+        if isinstance(frame, dict):
+            out["frames"].append(
+                {
+                    "file": one_line(frame.get("file", "?"), SHORT_LIMIT),
+                    "line": _int(frame.get("line")),
+                    "function": one_line(frame.get("function", "?"), SHORT_LIMIT),
+                    "code": one_line(frame.get("code", ""), SHORT_LIMIT),
+                }
+            )
+    for key in ("file", "code"):
+        if key in info:
+            out[key] = one_line(info[key], SHORT_LIMIT)
+    if "line" in info:
+        out["line"] = _int(info["line"])
+    if info.get("refused") is True:
+        out["refused"] = True
+    return out

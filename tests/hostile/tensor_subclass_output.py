@@ -1,0 +1,62 @@
+"""A correct 4.3 model whose forward returns its logits as a torch.Tensor subclass. Only plain
+tensors go back to the judge: the worker refuses the value and the report says so in the
+student's words (what came back, its shape, what is expected), not in torch's or the wire's."""
+
+# exercise: 4.3
+# expect-status: failed
+# expect-message: your forward returned a Liar, a subclass of torch.Tensor (shape (
+# expect-message: return a plain tensor (torch.Tensor)
+
+import torch
+from torch import nn
+
+from reference import GPT_CONFIG_124M, FeedForward, LayerNorm, MultiHeadAttention
+
+GPT_CONFIG_SPLIT_DROPOUT = {k: v for k, v in GPT_CONFIG_124M.items() if k != "drop_rate"}
+GPT_CONFIG_SPLIT_DROPOUT.update(
+    {"drop_rate_emb": 0.1, "drop_rate_shortcut": 0.1, "drop_rate_attn": 0.1}
+)
+
+
+class Liar(torch.Tensor):
+    def __eq__(self, other):
+        return True
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = MultiHeadAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            context_length=cfg["context_length"],
+            num_heads=cfg["n_heads"],
+            dropout=cfg["drop_rate_attn"],
+            qkv_bias=cfg["qkv_bias"],
+        )
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.drop_shortcut = nn.Dropout(cfg["drop_rate_shortcut"])
+
+    def forward(self, x):
+        shortcut = x
+        x = self.drop_shortcut(self.att(self.norm1(x))) + shortcut
+        shortcut = x
+        return self.drop_shortcut(self.ff(self.norm2(x))) + shortcut
+
+
+class GPTModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate_emb"])
+        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(in_idx.shape[1]))
+        x = self.trf_blocks(self.drop_emb(x))
+        return self.out_head(self.final_norm(x)).as_subclass(Liar)

@@ -1,0 +1,173 @@
+"""``grade batch`` never dies of one submission.
+
+A class with a normal submission, one whose exception message carries a lone surrogate (which
+once stopped the whole batch with a UnicodeEncodeError), a folder whose name is not UTF-8 and a
+named pipe gets a full gradebook, and a second run finishes. A bug of the grader itself on one
+submission (injected into the judge processes) becomes that submission's ``error`` row with a
+one-line reason and its traceback in ``OUT/grader-errors.log``; the rest of the class is graded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from support import ROOT, make_submission
+
+from grader.commands.batch import TRACE_LOG, record_safely
+from grader.result import SCHEMA_PATH
+
+FAST = ["-e", "3.1", "--max-examples", "2", "-j", "2"]
+SCHEMA = json.loads(SCHEMA_PATH.read_text())
+
+SURROGATE_31 = """
+def transfer_weights(sa_v2, sa_v1):
+    raise ValueError("bad " + "\\ud800" + " \\x1b[31m text")
+"""
+
+# Loaded at start-up by every interpreter of the batch (PYTHONPATH): makes the grader itself
+# fail on the submission named in GRADE_TEST_BREAK, as a bug of ours would.
+FAULT = """
+import importlib.abc, importlib.machinery, os, sys
+
+BROKEN = os.environ.get("GRADE_TEST_BREAK")
+
+
+class Hook(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "grader.properties":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            real = module.run_check
+
+            def run_check(check, worker, exercise_id, *args, **kwargs):
+                from grader import resilience
+
+                if resilience._label == BROKEN:
+                    raise RuntimeError("injected fault \\ud800 in the grader")
+                return real(check, worker, exercise_id, *args, **kwargs)
+
+            module.run_check = run_check
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if BROKEN:
+    sys.meta_path.insert(0, Hook())
+"""
+
+
+def batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", *args],
+        capture_output=True, text=True, cwd=ROOT, timeout=600,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+
+
+def rows(out: Path) -> dict[str, dict]:
+    with open(out / "gradebook.csv", encoding="utf-8") as f:
+        return {r["name"]: r for r in csv.DictReader(f)}
+
+
+@pytest.fixture
+def klass(tmp_path):
+    root = tmp_path / "class"
+    make_submission(root / "alice")
+    bad = tmp_path / "bad.py"
+    bad.write_text(SURROGATE_31, encoding="utf-8")
+    make_submission(root / "mallory", {"3.1": bad})
+    make_submission(Path(os.fsdecode(bytes(root) + b"/caf\xe9")))  # not UTF-8
+    os.mkfifo(root / "pipe.zip")
+    return root
+
+
+def test_a_lone_surrogate_does_not_stop_the_batch(klass, tmp_path):
+    out = tmp_path / "out"
+    run = batch(str(klass), "-o", str(out), *FAST)
+    assert run.returncode == 1, run.stderr  # the pipe is an error row
+    assert "internal error" not in run.stderr
+    got = rows(out)
+    assert set(got) == {"alice", "mallory", "caf\\xe9", "pipe.zip"}
+    assert got["alice"]["status"] == "passed" and got["caf\\xe9"]["status"] == "passed"
+    assert got["mallory"]["status"] == "failed"
+    assert got["pipe.zip"]["status"] == "error" and "not a submission" in got["pipe.zip"]["reason"]
+    result = json.loads((out / "results" / "mallory.json").read_text(encoding="utf-8"))
+    jsonschema.validate(result, SCHEMA)
+    message = result["exercises"][0]["checks"][0]["message"]
+    assert "your code raised ValueError: bad \ufffd \\x1b[31m text" in message
+    assert (out / "index.html").is_file() and (out / "reports" / "mallory.html").is_file()
+    with sqlite3.connect(out / "gradebook.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM submissions").fetchone() == (4,)
+
+    again = batch(str(klass), "-o", str(out), *FAST)  # resumed: finishes, grades nothing new
+    assert again.returncode == 1, again.stderr
+    assert "(0 graded now, 4 from an earlier run)" in again.stdout
+    assert rows(out) == got
+
+
+def test_a_grader_failure_on_one_submission_is_its_error_row(klass, tmp_path):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(FAULT, encoding="utf-8")
+    env = {"PYTHONPATH": str(hooks), "GRADE_TEST_BREAK": "mallory"}
+    out = tmp_path / "out"
+    run = batch(str(klass), "-o", str(out), *FAST, env=env)
+    assert run.returncode == 1, run.stderr
+    assert "internal error" not in run.stderr
+    got = rows(out)
+    assert got["alice"]["status"] == "passed" and got["caf\\xe9"]["status"] == "passed"
+    assert got["mallory"]["status"] == "error"
+    assert got["mallory"]["reason"] == f"the grader failed on 3.1 (traceback in {TRACE_LOG})"
+    result = json.loads((out / "results" / "mallory.json").read_text(encoding="utf-8"))
+    jsonschema.validate(result, SCHEMA)
+    assert result["exercises"][0]["checks"][0]["message"].startswith(
+        "the grader failed on this exercise: RuntimeError: injected fault \ufffd in the grader"
+    )
+    log = (out / TRACE_LOG).read_text(encoding="utf-8")
+    assert "mallory: exercise 3.1" in log and "Traceback (most recent call last)" in log
+    assert "RuntimeError: injected fault" in log
+
+    again = batch(str(klass), "-o", str(out), *FAST)  # the bug fixed: graded again, and right
+    assert again.returncode == 1, again.stderr
+    assert rows(out)["mallory"]["status"] == "failed"
+
+
+class FlakyLedger:
+    def __init__(self, failures: int):
+        self.failures = failures
+        self.rows: list[tuple[dict, bool]] = []
+
+    def record(self, row, result, render_report=True):
+        if self.failures:
+            self.failures -= 1
+            raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
+        self.rows.append((row, render_report))
+
+
+def test_a_result_that_cannot_be_recorded_becomes_an_error_row(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADE_TRACE_LOG", str(tmp_path / "log"))
+    row = {"name": "x", "status": "passed", "reason": "", "content_hash": "h"}
+    ledger = FlakyLedger(1)
+    record_safely(ledger, dict(row), {})
+    [(saved, rendered)] = ledger.rows
+    assert saved["status"] == "error" and saved["content_hash"] is None and not rendered
+    assert saved["reason"].startswith("the grader could not record its result (UnicodeEncodeError")
+    assert "x: recording the result" in (tmp_path / "log").read_text()
+
+    never = FlakyLedger(2)
+    record_safely(never, dict(row), {})  # no row at all: the next run grades it again
+    assert never.rows == []

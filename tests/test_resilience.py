@@ -1,0 +1,228 @@
+"""The worker's dispatch is out of student reach, and one exercise's trouble stays in it.
+
+- ``grader.guard.Guard`` notices every way student code can rewrite the grader in the worker
+  (a probe table, a function's code, a module binding, a class's method, a closure cell, a
+  module in ``sys.modules``, the reply channel, a trace hook) and never fires on its own.
+- The two tampering attacks of the hostile corpus (a swapped probe table, a rewritten
+  ``__code__``) get the ``tampered`` verdict with no points, though without the attack their
+  model is wrong; the solutions are never flagged; the batch dashboard flags tampering.
+- A bug of the grader on one exercise is that exercise's ``error`` and ``grade`` exits 2 with
+  the other exercises' results.
+- A tensor subclass is refused in the student's words.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import types
+
+import pytest
+from support import ROOT, SOLUTION, grade_folder, make_submission
+
+import grader.cli
+import grader.judge
+from grader import guard as guard_module
+from grader import probes
+from grader.batch.dashboard import render_dashboard
+from grader.batch.ledger import Ledger
+from grader.launcher import Limits, ReplyReader
+from grader.result import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
+from grader.worker import dispatcher
+
+HOSTILE = ROOT / "tests" / "hostile"
+LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60.0)
+
+
+# --- the guard, in this process ---------------------------------------------------------------
+
+
+@pytest.fixture
+def guarded():
+    dispatch = dispatcher(probes.for_exercise("4.3"))
+    g = guard_module.Guard(dispatch)
+    assert g.problem() is None
+    return g, dispatch
+
+
+def _other(*args, **kwargs):
+    return None
+
+
+def _swap_table():
+    old = probes.PROBES["4.3"]["forward"]
+    probes.PROBES["4.3"]["forward"] = _other
+    return lambda: probes.PROBES["4.3"].__setitem__("forward", old)
+
+
+def _swap_code():
+    old = probes._forward.__code__
+    probes._forward.__code__ = (lambda module, state, handle, x, train=False, seed=0: 0).__code__
+    return lambda: setattr(probes._forward, "__code__", old)
+
+
+def _setattr(owner, name, value):
+    old = getattr(owner, name) if not isinstance(owner, type) else vars(owner)[name]
+    setattr(owner, name, value)
+    return lambda: setattr(owner, name, old)
+
+
+def _swap_module():
+    old = sys.modules["grader.wire"]
+    sys.modules["grader.wire"] = types.ModuleType("grader.wire")
+    return lambda: sys.modules.__setitem__("grader.wire", old)
+
+
+def _trace():
+    sys.setprofile(lambda *a: None)
+    return lambda: sys.setprofile(None)
+
+
+ATTACKS = {
+    "probe table": (_swap_table, "grader.probes.PROBES was changed"),
+    "__code__": (_swap_code, "the code of grader.probes._forward was changed"),
+    "module binding": (lambda: _setattr(probes, "plain", _other), "grader.probes.plain"),
+    "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "_forward"),
+    "class method": (
+        lambda: _setattr(ReplyReader, "get", _other),
+        "grader.launcher.ReplyReader.get was replaced",
+    ),
+    "sys.modules": (_swap_module, "the module grader.wire was replaced"),
+    "reply channel": (lambda: _setattr(os, "write", _other), "os.write was replaced"),
+    "profile hook": (_trace, "a trace or profile hook"),
+}
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=list(ATTACKS))
+def test_the_guard_sees_each_attack(guarded, attack):
+    g, _ = guarded
+    do, expected = ATTACKS[attack]
+    undo = do()
+    try:
+        problem = g.problem()
+    finally:
+        undo()
+    assert problem is not None and expected in problem
+    assert g.problem() is None  # put back: nothing to report
+
+
+def test_the_guard_sees_a_closure_cell_rewritten(guarded):
+    g, dispatch = guarded
+    cell = dispatch.__closure__[0]
+    old = cell.cell_contents
+    cell.cell_contents = (("forward", _other),)
+    try:
+        assert "the worker's dispatch" in g.problem()
+    finally:
+        cell.cell_contents = old
+    assert g.problem() is None
+
+
+def test_the_dispatch_ignores_the_module_table():
+    dispatch = dispatcher(probes.for_exercise("4.2"))
+    undo = _swap_table()
+    old = probes.PROBES["4.2"]["configs"]
+    probes.PROBES["4.2"]["configs"] = _other
+    try:
+        module = types.SimpleNamespace(GPT2_CONFIGS={"small": {"emb_dim": 768}})
+        assert dispatch(module, {}, "configs", {}) == {"small": {"emb_dim": 768}}
+    finally:
+        probes.PROBES["4.2"]["configs"] = old
+        undo()
+
+
+# --- the attacks, through the sandbox ------------------------------------------------------
+
+
+def without_attack(text: str) -> str:
+    """The attack file's model alone: everything from its first attack line on goes."""
+    cut = min(text.index(m) for m in ("\ndef correct_outputs", "\nfor _name") if m in text)
+    return text[:cut] + "\n"
+
+
+@pytest.mark.parametrize("case", ["tamper_probe_table", "tamper_probe_code"])
+def test_tampering_gets_no_points(case, tmp_path):
+    attack = HOSTILE / f"{case}.py"
+    submission = make_submission(tmp_path / "sub", {"4.3": attack})
+    result = grade_folder(submission, ["4.3", "4.1"], max_examples=2, limits=LIMITS)
+    other, ex = result.exercises  # in course order: 4.1, 4.3
+    assert is_tampered(ex) and ex.status == "error" and ex.score == 0
+    assert all(c.points == 0 and c.message.startswith(TAMPERED) for c in ex.checks)
+    assert "your code changed the grader itself" in ex.checks[0].message
+    assert other.status == "passed" and not is_tampered(other)
+
+    honest = tmp_path / "honest.py"
+    honest.write_text(without_attack(attack.read_text()), encoding="utf-8")
+    plain = grade_folder(make_submission(tmp_path / "h", {"4.3": honest}), ["4.3"],
+                         max_examples=2, limits=LIMITS)  # fmt: skip
+    assert plain.exercises[0].status == "failed"  # the bug is real: the attack hid it
+    assert not is_tampered(plain.exercises[0])
+
+
+def test_the_solutions_are_never_flagged():
+    result = grade_folder(SOLUTION, max_examples=2, limits=LIMITS)
+    assert [e.status for e in result.exercises] == ["passed"] * len(result.exercises)
+    assert not any(is_tampered(e) or grader_failed(e) for e in result.exercises)
+
+
+def test_a_tensor_subclass_is_refused_in_the_students_words(tmp_path):
+    case = HOSTILE / "tensor_subclass_output.py"
+    result = grade_folder(make_submission(tmp_path / "sub", {"4.3": case}), ["4.3"],
+                          max_examples=2, limits=LIMITS)  # fmt: skip
+    messages = "\n".join(c.message for c in result.exercises[0].checks)
+    assert re.search(
+        r"your forward returned a Liar, a subclass of torch\.Tensor \(shape \(\d+, \d+, \d+\)\): "
+        r"return a plain tensor \(torch\.Tensor\)",
+        messages,
+    )
+    for words in ("Unpickling", "NotEncodable", "NotPlainData", "your code raised", "\x1b"):
+        assert words not in messages
+
+
+def test_the_dashboard_flags_tampering(tmp_path):
+    ledger = Ledger(tmp_path / "out")
+    for name, message in (("eve", TAMPERED + "your code changed the grader"), ("bo", "wrong")):
+        result = {
+            "schema": 1, "submission": name, "score": 0.0, "max_score": 10.0,
+            "grader_version": "0", "torch_version": "0", "seed": 1, "duration_s": 0.0,
+            "exercises": [{"id": "4.3", "title": "t", "score": 0.0, "max_score": 10.0,
+                           "status": "error", "checks": [
+                               {"name": "c", "points": 0.0, "max_points": 10.0, "passed": False,
+                                "message": message, "counterexample": None,
+                                "reproduce": None}]}],
+        }  # fmt: skip
+        row = {"name": name, "source": name, "kind": "folder", "content_hash": "h",
+               "settings_hash": "s", "status": "failed", "reason": "", "graded": 1}  # fmt: skip
+        ledger.record(row, result, render_report=False)
+    page = render_dashboard(ledger.db)
+    assert page.count('class="flag"') == 1 and "tampered 4.3" in page
+    assert re.search(r'id="n-tampered">1<', page)
+    ledger.close()
+
+
+# --- a bug of the grader on one exercise -----------------------------------------------------
+
+
+def test_a_grader_bug_costs_one_exercise_and_exit_status_2(monkeypatch, capsys):
+    real = grader.judge.run_check
+
+    def run_check(check, worker, exercise_id, *args, **kwargs):
+        if exercise_id == "3.1":
+            raise KeyError("a bug \x1b[31m of ours")
+        return real(check, worker, exercise_id, *args, **kwargs)
+
+    monkeypatch.setattr(grader.judge, "run_check", run_check)
+    monkeypatch.setattr(grader.cli, "limits_from", lambda args: LIMITS)
+    monkeypatch.delenv("GRADE_TRACE_LOG", raising=False)
+    code = grader.cli.main([str(SOLUTION), "-e", "3.1", "-e", "4.1", "--format", "json",
+                            "--max-examples", "2"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert code == 2
+    ex31, ex41 = json.loads(out)["exercises"]
+    assert ex31["status"] == "error" and ex31["score"] == 0
+    assert ex31["checks"][0]["message"] == GRADER_FAILED + "KeyError: 'a bug \\x1b[31m of ours'"
+    assert ex41["status"] == "passed"
+    assert "grade: internal error while grading 3.1: KeyError" in err
+    assert "\x1b" not in err
