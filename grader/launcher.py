@@ -145,6 +145,10 @@ class WorkerHandle:
     deadline: float | None = None  # the end of the exercise's budget, set at the first call
     reader: ReplyReader | None = None  # replies read by a thread (Windows)
 
+    def __post_init__(self) -> None:
+        wire.widen(self.req_fd)
+        wire.widen(self.rep_fd)
+
     def fds(self) -> tuple[int, ...]:
         """The descriptors this handle owns (a forked judge keeps only its own worker's)."""
         return (self.req_fd, self.rep_fd, *self.extra_fds)

@@ -218,6 +218,20 @@ def decode(payload: bytes | bytearray) -> Any:
 
 # --- the channel ------------------------------------------------------------------------------
 
+PIPE_BYTES = 1 << 20
+
+
+def widen(fd: int) -> None:
+    """Give a pipe room for a whole typical message (Linux; elsewhere nothing happens): with
+    the default 64 KiB, sending a model's weights takes a round of scheduling per 64 KiB."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+
+
 
 def send(fd: int, obj: Any) -> None:
     data = memoryview(encode(obj))
