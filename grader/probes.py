@@ -24,7 +24,6 @@ class NotPlainData(TypeError):
 
 
 PLAIN = "plain data (dicts, lists, tuples, strings, numbers, tensors)"
-_SENDABLE = frozenset(wire.DTYPES.values())
 
 
 def _shape(t: torch.Tensor) -> str:
@@ -50,7 +49,7 @@ def what_tensor_is_wrong(t: torch.Tensor) -> str | None:
         return f"a {t.layout} tensor ({_shape(t)}): return a dense tensor (.to_dense())"
     if t.device.type == "meta":
         return f"a tensor on the meta device ({_shape(t)}), which holds no values"
-    if t.dtype not in _SENDABLE:
+    if t.dtype not in wire.dtypes().values():
         return f"a tensor of dtype {t.dtype} ({_shape(t)}): return float32 or another usual dtype"
     return None
 

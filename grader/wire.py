@@ -232,7 +232,6 @@ def widen(fd: int) -> None:
         pass
 
 
-
 def send(fd: int, obj: Any) -> None:
     data = memoryview(encode(obj))
     while data:
