@@ -6,7 +6,10 @@ Each answer is cut into overlapping k-grams of ``K`` normalized tokens, each has
 k-grams that also occur in the shared base (the handed-out stubs and the book's code in
 ``reference/``) are no evidence and are dropped; of the rest, winnowing keeps the smallest hash
 of every ``WINDOW`` consecutive k-grams, which guarantees that any match of ``K + WINDOW - 1``
-tokens or more is seen while storing about a third of the hashes.
+tokens or more is seen while storing about a third of the hashes. Winnowing runs on each
+stretch between base code and definition boundaries on its own, so an answer gives the same
+fingerprints wherever it stands (alone, after the book's classes pasted into a notebook, or
+with its functions in another order).
 
 An answer with fewer than ``MIN_TOKENS`` tokens outside the base is too short to tell apart
 from an independent answer (exercise 3.3 is one line) and is not scored. Within a class, a
@@ -26,7 +29,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from grader.batch.tokens import Token, normalize
@@ -34,7 +37,8 @@ from grader.batch.tokens import Token, normalize
 K = 6  # tokens per k-gram
 WINDOW = 4  # winnowing window: matches of K + WINDOW - 1 = 9 tokens are always seen
 MIN_TOKENS = 50  # an answer with fewer tokens outside the base is not scored
-COMMON_MIN, COMMON_SHARE = 10, 0.1
+COMMON_MIN, COMMON_SHARE = 10, 0.03  # as MOSS's -m 10, growing with very large classes
+MIN_SHARED = 5  # fewer shared fingerprints than this is chance, whatever the ratio
 ALGORITHM = f"tokens-v1/k{K}/w{WINDOW}"
 MOD = (1 << 61) - 1
 BASE_MULT = 1_000_003
@@ -110,27 +114,40 @@ def base_key() -> str:
 
 
 def winnow(hashes: list[int | None], window: int | None = None) -> set[int]:
-    """Robust winnowing: the rightmost smallest hash of each window of ``window`` k-grams
-    (``None``, a base k-gram, is never chosen; a window of only ``None`` chooses nothing)."""
+    """Robust winnowing: the rightmost smallest hash of each window of ``window`` consecutive
+    k-grams. ``None`` (a base k-gram, or one across two definitions) cuts the sequence: each
+    run between them is winnowed on its own, so the same code gives the same fingerprints
+    wherever it stands; a run shorter than the window (fewer than K + WINDOW - 1 tokens, such
+    as a changed argument in the book's code) is noise and gives none."""
     window = window or WINDOW
     chosen: set[int] = set()
-    last = -1
-    for start in range(max(1, len(hashes) - window + 1)):
-        best, where = None, -1
-        for i in range(start, min(start + window, len(hashes))):
-            h = hashes[i]
-            if h is not None and (best is None or h <= best):
-                best, where = h, i
-        if best is not None and where != last:
-            chosen.add(best)
-            last = where
+    run: list[int] = []
+    for h in [*hashes, None]:
+        if h is not None:
+            run.append(h)
+            continue
+        last = -1
+        for start in range(len(run) - window + 1):
+            part = run[start : start + window]
+            best = min(part)
+            where = start + max(i for i, v in enumerate(part) if v == best)
+            if where != last:
+                chosen.add(best)
+                last = where
+        run = []
     return chosen
 
 
-def fingerprint(source: str) -> Fingerprint:
+@lru_cache(maxsize=4096)
+def _prepared(source: str) -> tuple[list[Token], list[int | None]]:
     tokens = normalize(source)
+    return tokens, kgram_hashes(tokens)
+
+
+def fingerprint(source: str) -> Fingerprint:
+    tokens, hashes = _prepared(source)
     base = base_hashes()
-    kept = [None if h in base else h for h in kgram_hashes(tokens)]
+    kept = [None if h in base else h for h in hashes]
     covered = bytearray(len(tokens))
     for i, h in enumerate(kept):
         if h is not None:
@@ -142,7 +159,7 @@ def fingerprint(source: str) -> Fingerprint:
 class Comparison:
     """The pairs of one exercise's answers above ``floor``, and what was left out."""
 
-    pairs: list[tuple[str, str, float]]  # (a, b, similarity), a < b, highest first
+    pairs: list[tuple[str, str, float]]  # (a, b, similarity > floor), a < b, highest first
     scored: list[str]
     short: list[str]  # too short to tell apart: not scored
     common: frozenset[int] = field(default_factory=frozenset)  # shared by too many answers
@@ -153,7 +170,7 @@ def common_cap(n: int) -> int:
 
 
 def compare(answers: dict[str, Fingerprint], floor: float) -> Comparison:
-    """Every pair of ``answers`` whose similarity is at least ``floor``, via an index."""
+    """Every pair of ``answers`` whose similarity is above ``floor``, found via an index."""
     scored = sorted(n for n, f in answers.items() if f.distinctive >= MIN_TOKENS and f.hashes)
     short = sorted(n for n in answers if n not in set(scored))
     postings: dict[int, list[int]] = defaultdict(list)
@@ -172,9 +189,11 @@ def compare(answers: dict[str, Fingerprint], floor: float) -> Comparison:
                 shared[(ids[x], ids[y])] += 1
     pairs = []
     for (i, j), count in shared.items():
+        if count < MIN_SHARED:
+            continue
         smaller = min(size[i], size[j])
         similarity = count / smaller if smaller else 0.0
-        if similarity >= floor:
+        if similarity > floor:
             pairs.append((scored[i], scored[j], round(similarity, 4)))
     pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
     return Comparison(pairs, scored, short, common)
@@ -206,10 +225,9 @@ def matching_regions(
     """The regions of ``a`` and ``b`` that match (every shared k-gram outside the base and
     the class's common code) as character spans ``(start, end, match)``: region ``match`` of
     ``a`` corresponds to the region(s) of ``b`` with the same number."""
-    ta, tb = normalize(a), normalize(b)
-    ha, hb = kgram_hashes(ta), kgram_hashes(tb)
+    (ta, ha), (tb, hb) = _prepared(a), _prepared(b)
     excluded = base_hashes() | frozenset(common)
-    shared = (set(ha) & set(hb)) - excluded
+    shared = (set(ha) & set(hb)) - excluded - {None}
     flags_a, flags_b = bytearray(len(ta)), bytearray(len(tb))
     for hashes, flags in ((ha, flags_a), (hb, flags_b)):
         for i, h in enumerate(hashes):

@@ -8,7 +8,9 @@ copy stays a copy after it:
   dropped; ``;`` between statements is a line break;
 - every name the file binds itself (variables, parameters, loop and comprehension variables,
   its own functions and classes) becomes ``V``, so renaming them changes nothing; the names the
-  exercise's contract fixes (``transfer_weights``, ``GPTModel``, ...) are kept;
+  exercise's contract fixes (``transfer_weights``, ``GPT2_CONFIGS``, ...) and the book's names
+  (``MultiHeadAttention``, ``GPT_CONFIG_124M``, ... defined in ``reference/``) are kept, so
+  that pasting the book's classes in instead of importing them changes nothing either;
 - numbers and strings are written by value (``0x10`` is ``16``, ``'a'`` is ``"a"``); a string
   that is not a short identifier-like key (``"emb_dim"``) becomes ``S``.
 
@@ -21,10 +23,13 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib.util
 import io
 import keyword
 import tokenize
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 from grader.registry import EXERCISES
 
@@ -43,6 +48,22 @@ class Token:
     start: int  # character offsets of the original token in the source
     end: int
     segment: int = 0  # which top-level statement (definition) of the source it belongs to
+
+
+@cache
+def kept_names() -> frozenset[str]:
+    """The names nobody renames: the contract's, and those the book's code defines at the top
+    of ``reference/`` (read from its files, never imported)."""
+    names = set(CONTRACT_NAMES)
+    spec = importlib.util.find_spec("reference")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        for path in sorted(Path(folder).glob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                    names.add(node.name)
+                elif isinstance(node, ast.Assign):
+                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return frozenset(names)
 
 
 class _Roles(ast.NodeVisitor):
@@ -104,14 +125,25 @@ class _Roles(ast.NodeVisitor):
 
 
 def _offsets(source: str) -> list[int]:
+    """Where each line starts (lines as ``tokenize`` reads them: ending in ``\\n``)."""
     starts, total = [0], 0
-    for line in source.splitlines(keepends=True):
-        total += len(line)
+    for line in source.split("\n"):
+        total += len(line) + 1
         starts.append(total)
     return starts
 
 
 def _literal(text: str, kind: int) -> str:
+    if kind == tokenize.NUMBER:
+        for convert in (lambda t: int(t, 0), float):
+            try:
+                return repr(convert(text))
+            except ValueError:
+                pass
+    elif text[0] in "'\"" and "\\" not in text:  # a plain string: no prefix, no escapes
+        quote = 3 if text[:3] in ('"""', "'''") and len(text) >= 6 else 1
+        value = text[quote:-quote]
+        return repr(value) if value.isidentifier() and len(value) <= 32 else STRING
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -136,29 +168,37 @@ def _raw_tokens(source: str) -> list[tokenize.TokenInfo]:
 def normalize(source: str) -> list[Token]:
     """The normalized tokens of ``source`` (any text: what does not parse is tokenized as far
     as it goes, with every name that is not a keyword or an attribute taken as a variable)."""
-    lines = source.splitlines()
+    lines = source.split("\n")
     roles = _Roles(lines)
     try:
         roles.visit(ast.parse(source))
         parsed = True
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         parsed = False
-    variables = {(line, col) for name, line, col in roles.names if name in roles.bound}
+    kept = kept_names()
+    variables = {
+        (line, col) for name, line, col in roles.names if name in roles.bound and name not in kept
+    }
     starts = _offsets(source)
 
     def offset(row: int, col: int) -> int:
         return starts[min(row - 1, len(starts) - 1)] + col
 
     dropped = sorted((offset(a, b), offset(c, d), ann) for a, b, c, d, ann in roles.dropped)
+    dropped.append((1 << 62, 1 << 62, False))
+    at = 0  # the first span that does not end before the current token
     out: list[Token] = []
     depth = segment = 0
     for tok in _raw_tokens(source):
         if tok.type in SKIPPED:
             continue
         start, end = offset(*tok.start), offset(*tok.end)
-        span = next(((a, ann) for a, b, ann in dropped if a <= start and end <= b), None)
-        if span is not None:
-            if span[1] and start == span[0] and out and out[-1].text in (":", "->"):
+        while dropped[at][1] <= start:
+            at += 1
+        first, last, annotation = dropped[at]
+        structure = tok.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT)
+        if first <= start and end <= last and not structure:
+            if annotation and start == first and out and out[-1].text in (":", "->"):
                 out.pop()  # the ``:`` or ``->`` that introduced an annotation
             continue
         if tok.type == tokenize.NEWLINE or tok.string == ";":
@@ -170,7 +210,7 @@ def normalize(source: str) -> list[Token]:
         elif tok.type == tokenize.DEDENT:
             text, depth = DEDENT, depth - 1
         elif tok.type == tokenize.NAME:
-            text = _name(tok, out[-1].text if out else "", variables, parsed)
+            text = _name(tok, out[-1].text if out else "", variables, parsed, kept)
         elif tok.type in (tokenize.NUMBER, tokenize.STRING):
             text = _literal(tok.string, tok.type)
         else:
@@ -202,13 +242,14 @@ def _without_double_parentheses(tokens: list[Token]) -> list[Token]:
     return [t for i, t in enumerate(tokens) if i not in drop] if drop else tokens
 
 
-def _name(tok: tokenize.TokenInfo, previous: str, variables: set, parsed: bool) -> str:
+def _name(tok: tokenize.TokenInfo, previous: str, variables: set, parsed: bool,
+          kept: frozenset[str]) -> str:  # fmt: skip
     word = tok.string
     if keyword.iskeyword(word):
         return word
     if previous in ("def", "class"):
-        return word if word in CONTRACT_NAMES else VARIABLE
-    if word in CONTRACT_NAMES:
+        return word if word in kept else VARIABLE
+    if word in kept:
         return word
     if parsed:
         return VARIABLE if tok.start in variables else word
