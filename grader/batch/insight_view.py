@@ -60,6 +60,7 @@ def failures_view(db: sqlite3.Connection, rates: list[Any]) -> list[dict]:
                 "example": example,
                 "example_href": links.get(example, ""),
                 "message": message,
+                "first_line": (message.splitlines() or [""])[0],
                 "hint": hint,
                 "counterexample": "" if ce is None else json.dumps(json.loads(ce)),
                 "members": [
