@@ -304,3 +304,21 @@ def test_answers_of_submissions_that_cannot_be_read_are_empty(tmp_path):
     assert sqlite3.connect(ledger.out / "gradebook.sqlite").execute(
         "SELECT COUNT(*) FROM answer_sources").fetchone() == (2,)  # fmt: skip
     ledger.close()
+
+
+def test_a_failure_of_ours_costs_the_report_not_the_batch(klass, tmp_path, monkeypatch, capsys):
+    ledger = gather(klass, tmp_path / "out")
+
+    def broken(*args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(similarity, "compare", broken)
+    problems = insight.write_insight(ledger.db, ledger.out)
+    assert problems == ["similarity: RuntimeError: boom"]
+    warning = "grade: warning: no similarity (similarity: RuntimeError: boom)"
+    assert warning in capsys.readouterr().err
+    assert (ledger.out / "similarity.csv").read_text().startswith("exercise,")
+    assert not ledger.db.in_transaction
+    monkeypatch.setattr(answers, "collect", broken)
+    assert insight.collect_answers(ledger, discover(klass), {}, SETTINGS) == 0
+    ledger.close()

@@ -45,9 +45,12 @@ def ensure_schema(db: sqlite3.Connection) -> None:
     db.executescript(SCHEMA)
 
 
-def read_answers(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> dict[str, str]:
+def read_answers(
+    entry: Entry, scratch: Path, max_bytes: int, max_files: int
+) -> dict[str, str] | None:
     """Exercise id -> the text of that answer; empty when the entry cannot be read (its row
-    in the gradebook already says why). A file that is not UTF-8 is left out."""
+    in the gradebook already says why), ``None`` when reading it failed on a bug of ours. A
+    file that is not UTF-8 is left out."""
     from grader.batch.intake import open_entry
     from grader.submission import SubmissionError
 
@@ -56,6 +59,9 @@ def read_answers(entry: Entry, scratch: Path, max_bytes: int, max_files: int) ->
     except SubmissionError:
         shutil.rmtree(scratch, ignore_errors=True)
         return {}
+    except Exception:  # a bug of ours: no answers now, read it again next time
+        shutil.rmtree(scratch, ignore_errors=True)
+        return None
     texts = {}
     try:
         for exercise_id, path in sorted(submission.files.items()):
@@ -105,7 +111,7 @@ def collect(
         if content_hash is not None and known.get(entry.name) == content_hash:
             continue
         texts = read_answers(entry, scratch / entry.name, max_bytes, max_files)
-        store(db, entry.name, content_hash, texts)
+        store(db, entry.name, content_hash if texts is not None else None, texts or {})
         read += 1
     forget(db, {e.name for e in entries})
     return read

@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 from grader.batch import answers, similarity
@@ -171,12 +172,26 @@ def similarity_csv(db: sqlite3.Connection) -> str:
     return buf.getvalue()
 
 
-def write_insight(db: sqlite3.Connection, out: Path) -> None:
-    """Update the failure groups and the similarity tables, and write ``OUT/similarity.csv``."""
-    ensure_schema(db)
-    update_failure_groups(db)
-    update_similarity(db)
-    atomic_write(out / CSV_NAME, similarity_csv(db))
+def write_insight(db: sqlite3.Connection, out: Path) -> list[str]:
+    """Update the failure groups and the similarity tables, and write ``OUT/similarity.csv``.
+
+    A failure here is ours, never a student's, and must not cost the batch its gradebook: it
+    is reported (a warning on stderr, and returned) and the rest goes on."""
+    problems = []
+    for what, step in (
+        ("failure groups", update_failure_groups),
+        ("similarity", update_similarity),
+        ("similarity.csv", lambda db: atomic_write(out / CSV_NAME, similarity_csv(db))),
+    ):
+        try:
+            ensure_schema(db)
+            step(db)
+        except Exception as exc:  # reported, and the batch goes on
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            problems.append(f"{what}: {type(exc).__name__}: {exc}")
+            print(f"grade: warning: no {what} ({problems[-1]})", file=sys.stderr)
+    return problems
 
 
 def collect_answers(ledger, entries: list, hashes: dict[str, str], settings) -> int:
@@ -184,10 +199,16 @@ def collect_answers(ledger, entries: list, hashes: dict[str, str], settings) -> 
     the similarity report; returns how many entries were read."""
     import shutil
 
-    ensure_schema(ledger.db)
     scratch = ledger.scratch / "answers"
     try:
+        ensure_schema(ledger.db)
         return answers.collect(ledger.db, entries, hashes, scratch, settings.unzip_mb * 2**20,
                                settings.unzip_files)  # fmt: skip
+    except Exception as exc:  # ours, never the student's: the gradebook still stands
+        if ledger.db.in_transaction:
+            ledger.db.execute("ROLLBACK")
+        print(f"grade: warning: answers not read for the similarity report "
+              f"({type(exc).__name__}: {exc})", file=sys.stderr)  # fmt: skip
+        return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
