@@ -25,11 +25,13 @@ import json
 import sqlite3
 import sys
 from pathlib import Path
+from typing import Any
 
 from grader.batch import answers, similarity
+from grader.batch.entries import Entry
 from grader.batch.failures import failure_groups
 from grader.batch.gradebook import cell, exercise_ids
-from grader.batch.ledger import atomic_write
+from grader.batch.ledger import Ledger, atomic_write
 
 FLOOR = 0.5  # pairs below this similarity are not reported
 CSV_NAME = "similarity.csv"
@@ -194,7 +196,9 @@ def write_insight(db: sqlite3.Connection, out: Path) -> list[str]:
     return problems
 
 
-def collect_answers(ledger, entries: list, hashes: dict[str, str], settings) -> int:
+def collect_answers(
+    ledger: Ledger, entries: list[Entry], hashes: dict[str, str], settings: Any
+) -> int:
     """Store the answers of the batch's entries (those not stored yet, or changed since) for
     the similarity report; returns how many entries were read."""
     import shutil

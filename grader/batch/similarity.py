@@ -172,7 +172,8 @@ def common_cap(n: int) -> int:
 def compare(answers: dict[str, Fingerprint], floor: float) -> Comparison:
     """Every pair of ``answers`` whose similarity is above ``floor``, found via an index."""
     scored = sorted(n for n, f in answers.items() if f.distinctive >= MIN_TOKENS and f.hashes)
-    short = sorted(n for n in answers if n not in set(scored))
+    taken = set(scored)
+    short = sorted(n for n in answers if n not in taken)
     postings: dict[int, list[int]] = defaultdict(list)
     for i, name in enumerate(scored):
         for h in answers[name].hashes:
