@@ -322,3 +322,22 @@ def test_a_failure_of_ours_costs_the_report_not_the_batch(klass, tmp_path, monke
     monkeypatch.setattr(answers, "collect", broken)
     assert insight.collect_answers(ledger, discover(klass), {}, SETTINGS) == 0
     ledger.close()
+
+
+def test_links_and_huge_files_are_not_read_beyond_the_submission(tmp_path):
+    secret = tmp_path / "secret.py"
+    secret.write_text("PASSWORD = 'hunter2'\n" * 100)
+    root = tmp_path / "class"
+    make_submission(root / "mallory")
+    link = root / "mallory" / "exercises" / BY_ID["4.2"].filename
+    link.unlink()
+    link.symlink_to(secret)
+    big = root / "mallory" / "exercises" / BY_ID["4.3"].filename
+    big.write_text("x = 'é'\n" * 100_000)  # 900 KB, cut inside no character
+    ledger = gather(root, tmp_path / "out")
+    stored = dict(ledger.db.execute(
+        "SELECT exercise_id, text FROM answers WHERE submission = 'mallory'"))  # fmt: skip
+    assert "4.2" not in stored and "hunter2" not in "".join(stored.values())
+    assert len(stored["4.3"].encode()) <= answers.MAX_ANSWER_BYTES
+    assert stored["3.1"] == solution("3.1")
+    ledger.close()

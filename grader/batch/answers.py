@@ -22,6 +22,8 @@ from pathlib import Path
 from grader.batch.entries import Entry
 from grader.batch.similarity import Fingerprint, base_key, fingerprint
 
+MAX_ANSWER_BYTES = 256 * 1024  # an answer is a few KiB; more is read no further
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS answer_sources (
     submission   TEXT PRIMARY KEY,
@@ -50,7 +52,8 @@ def read_answers(
 ) -> dict[str, str] | None:
     """Exercise id -> the text of that answer; empty when the entry cannot be read (its row
     in the gradebook already says why), ``None`` when reading it failed on a bug of ours. A
-    file that is not UTF-8 is left out."""
+    file that is not UTF-8, or a link, is left out; only its first ``MAX_ANSWER_BYTES`` are
+    read."""
     from grader.batch.intake import open_entry
     from grader.submission import SubmissionError
 
@@ -63,16 +66,34 @@ def read_answers(
         shutil.rmtree(scratch, ignore_errors=True)
         return None
     texts = {}
+    root = Path(submission.root).resolve()
     try:
         for exercise_id, path in sorted(submission.files.items()):
+            if path.is_symlink() or not path.resolve().is_relative_to(root):
+                continue  # never read (nor show on the dashboard) a file outside the submission
             try:
-                texts[exercise_id] = path.read_bytes().decode("utf-8")
+                with path.open("rb") as f:
+                    data = f.read(MAX_ANSWER_BYTES + 1)
+                texts[exercise_id] = _decode(data)
             except (OSError, UnicodeDecodeError):
                 continue
     finally:
         submission.cleanup()
         shutil.rmtree(scratch, ignore_errors=True)
     return texts
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 text, strictly; a file cut at ``MAX_ANSWER_BYTES`` may end inside a character."""
+    if len(data) <= MAX_ANSWER_BYTES:
+        return data.decode("utf-8")
+    data = data[:MAX_ANSWER_BYTES]
+    for cut in range(3):  # a UTF-8 character is at most 4 bytes
+        try:
+            return data[: len(data) - cut].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return data[: len(data) - 3].decode("utf-8")
 
 
 def store(db: sqlite3.Connection, name: str, content_hash: str | None,
