@@ -85,8 +85,8 @@ def ensure_schema(db: sqlite3.Connection) -> None:
 
 def _state(db: sqlite3.Connection, exercise_id: str) -> str:
     h = hashlib.sha256(
-        f"{similarity.base_key()}/{FLOOR}/{similarity.MIN_TOKENS}/{similarity.COMMON_MIN}/"
-        f"{similarity.COMMON_SHARE}\0".encode()
+        f"{similarity.base_key()}/{FLOOR}/{similarity.MIN_TOKENS}/{similarity.MIN_SHARED}/"
+        f"{similarity.COMMON_MIN}/{similarity.COMMON_SHARE}\0".encode()
     )
     for name, sha in db.execute(
         "SELECT submission, sha256 FROM answers WHERE exercise_id = ? ORDER BY submission",

@@ -39,7 +39,7 @@ WINDOW = 4  # winnowing window: matches of K + WINDOW - 1 = 9 tokens are always 
 MIN_TOKENS = 50  # an answer with fewer tokens outside the base is not scored
 COMMON_MIN, COMMON_SHARE = 10, 0.03  # as MOSS's -m 10, growing with very large classes
 MIN_SHARED = 5  # fewer shared fingerprints than this is chance, whatever the ratio
-ALGORITHM = f"tokens-v1/k{K}/w{WINDOW}"
+ALGORITHM = f"tokens-v1/k{K}/w{WINDOW}"  # change v1 when tokens.py changes what it emits
 MOD = (1 << 61) - 1
 BASE_MULT = 1_000_003
 
