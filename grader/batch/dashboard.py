@@ -2,7 +2,9 @@
 ``templates/dashboard.html.j2``.
 
 It shows the class summary, a histogram of total scores and each check's failure rate (both
-inline SVG), and a table of submissions, sortable by any column, linking to each report. The
+inline SVG), each check's failures grouped by kind, the pairs of alike answers side by side
+(``grader.batch.insight_view``), and a table of submissions, sortable by any column, linking
+to each report. The
 page is self-contained: no script, style sheet or font is fetched from anywhere.
 Failure rates count the submissions that were graded (not those that could not be read).
 """
@@ -19,6 +21,7 @@ import jinja2
 
 import grader
 from grader.batch.gradebook import exercise_ids, number
+from grader.batch.insight_view import failures_view, similarity_view
 from grader.batch.ledger import atomic_write
 from grader.registry import BY_ID
 from grader.result import TAMPERED
@@ -179,6 +182,8 @@ def context(db: sqlite3.Connection, title: str) -> dict:
             "row": RATE_ROW,
             "height": max(1, len(rates)) * RATE_ROW,
         },  # fmt: skip
+        "failures": failures_view(db, rates),  # each check's failures, grouped by kind
+        "similar": similarity_view(db),  # pairs of alike answers, side by side
     }
 
 

@@ -1,8 +1,9 @@
 """``grade batch DIR -o OUT``: grade every submission in DIR, in parallel, resumably.
 
 Writes, in OUT: ``results/NAME.json`` (schema 1) and ``reports/NAME.html`` per submission,
-``gradebook.csv``, ``gradebook.sqlite`` and ``index.html`` (the class dashboard). Run the same
-command again after a crash and it grades only what is missing or has changed since.
+``gradebook.csv``, ``gradebook.sqlite``, ``similarity.csv`` and ``index.html`` (the class
+dashboard). Run the same command again after a crash and it grades only what is missing or
+has changed since.
 
 Exit status: 0 when every submission was graded, 1 when some could not be (rows with status
 error), 2 on a usage error or a failure of the grader itself. A failure of the grader on one
@@ -174,6 +175,7 @@ def finish(ledger, title: str) -> None:
     """The class-level outputs, rebuilt from the database (so a resumed run writes the same)."""
     from grader.batch.dashboard import write_dashboard
     from grader.batch.gradebook import write_gradebook
+    from grader.batch.insight import write_insight
 
     ledger.fill_reports()
     if ledger.report_errors:
@@ -183,6 +185,7 @@ def finish(ledger, title: str) -> None:
             file=sys.stderr,
         )
     write_gradebook(ledger.db, ledger.out / "gradebook.csv")
+    write_insight(ledger.db, ledger.out)  # similarity.csv, failure groups
     write_dashboard(ledger.db, ledger.out / "index.html", title)
 
 
@@ -262,6 +265,9 @@ def main(argv: list[str]) -> int:
         else:
             os.environ[TRACE_LOG_ENV] = trace_log
     ledger.prune({e.name for e in entries})
+    from grader.batch.insight import collect_answers
+
+    collect_answers(ledger, entries, hashes, settings)  # for similarity.csv
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     finish(ledger, args.title)
     line, errors = summary_line(ledger.db)

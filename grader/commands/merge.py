@@ -80,6 +80,7 @@ def main(argv: list[str]) -> int:
     opened = [(folder, *_open_shard(folder)) for folder in args.shards]
     _check_same_settings([(folder, meta) for folder, _, meta in opened])
 
+    from grader.batch import answers
     from grader.batch.ledger import DB_NAME, SCHEMA, Ledger, atomic_write, connect
     from grader.commands.batch import finish, summary_line
 
@@ -100,6 +101,7 @@ def main(argv: list[str]) -> int:
         stale.unlink(missing_ok=True)
     db = connect(building)
     db.executescript(SCHEMA)
+    answers.ensure_schema(db)
     meta = {**opened[0][2], "shard": ""}
     db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
     db.execute("CREATE TEMP TABLE wanted (name TEXT PRIMARY KEY)")
@@ -115,6 +117,7 @@ def main(argv: list[str]) -> int:
                 f"INSERT INTO {table} SELECT * FROM shard.{table} "
                 f"WHERE {key} IN (SELECT name FROM wanted)"
             )
+        answers.copy_from(db, "shard", "wanted")  # compared again over the merged class
         rel_paths = db.execute(
             "SELECT result_path, report_path FROM shard.submissions "
             "WHERE name IN (SELECT name FROM wanted)"
