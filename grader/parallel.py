@@ -12,10 +12,12 @@ student code either. A child that fails (a bug of ours) or overruns its budget b
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
@@ -31,12 +33,15 @@ def supported() -> bool:
 
 
 def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
+    said = io.StringIO()  # what the judge tells the user goes out through the parent
+    sys.stderr = said
     try:
         try:
             single_threaded()
             payload = {"results": [asdict(r) for r in job()], "timings": timing.snapshot()}
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised
             payload = {"failure": f"{type(exc).__name__}: {exc}"}
+        payload["stderr"] = said.getvalue()
         data = memoryview(json.dumps(payload).encode())
         while data:
             data = data[os.write(write_fd, data) :]
@@ -58,6 +63,8 @@ def single_threaded() -> None:
 def _results(data: bytes) -> dict[str, ExerciseResult] | str:
     try:
         payload = json.loads(data)
+        if payload.get("stderr"):
+            sys.stderr.write(payload["stderr"])
         if "failure" in payload:
             return str(payload["failure"])
         timing.merge(payload.get("timings") or {})
