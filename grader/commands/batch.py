@@ -68,7 +68,17 @@ def parser() -> argparse.ArgumentParser:
         "combine the shards' OUT folders with 'grade merge'",
     )
     p.add_argument("--title", default="Class dashboard", help="the dashboard's title")
-    add_grading_options(p)
+    p.add_argument(
+        "--compare-public",
+        action="store_true",
+        help="also grade with the public seed (into OUT/public-seed) and flag in the dashboard "
+        "each exercise that passes the public examples but not the course's",
+    )
+    add_grading_options(
+        p,
+        seed_help="the course's grading seed (default: seed in grading.toml, else one drawn "
+        "on the first run and kept in OUT)",
+    )
     return p
 
 
@@ -80,7 +90,10 @@ def cores() -> int:
 
 
 def settings_from(args: argparse.Namespace):
+    """The batch's settings, the grading.toml read (or None), and where the seed was given
+    (None: the course seed kept in OUT, or a new one; see ``grader.batch.course_seed``)."""
     from grader.batch.config import CONFIG_NAME, ConfigError, build_settings, read_config
+    from grader.batch.course_seed import given_source
 
     config_path = args.config or (args.dir / CONFIG_NAME)
     try:
@@ -95,11 +108,13 @@ def settings_from(args: argparse.Namespace):
             if v is not None
         }
         sandbox = "none" if args.no_sandbox else "strict" if args.strict_sandbox else "default"
-        return build_settings(
+        settings = build_settings(
             config, args.exercises, args.seed, args.max_examples, limits, sandbox
-        ), (config_path if config_path.is_file() else None)
+        )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    source = given_source(args.seed, config)
+    return settings, (config_path if config_path.is_file() else None), source
 
 
 def select_entries(args: argparse.Namespace, config_path: Path | None):
@@ -153,8 +168,12 @@ def main(argv: list[str]) -> int:
         raise UsageError("-j must be at least 1")
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"{args.out}: exists and is not a folder")
-    settings, config_path = settings_from(args)
+    settings, config_path, seed_source = settings_from(args)
     entries, shard_text = select_entries(args, config_path)
+    if shard_text and seed_source is None:
+        from grader.batch.course_seed import shard_needs_seed
+
+        raise UsageError(shard_needs_seed())
     if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
         from grader.batch.pool import make_starter
         from grader.sandbox import close_default_server
@@ -162,12 +181,14 @@ def main(argv: list[str]) -> int:
         make_starter("strict")
         close_default_server()
 
+    from grader.batch.course_seed import settle
     from grader.batch.entries import content_hash
     from grader.batch.ledger import Ledger
     from grader.batch.pool import Job, run_jobs
     from grader.batch.progress import Progress
 
     ledger = Ledger(args.out)
+    settings, seed = settle(settings, seed_source, ledger)
     fingerprint = settings.fingerprint()
     ledger.set_meta(
         {
@@ -199,6 +220,7 @@ def main(argv: list[str]) -> int:
                 "graded": int(outcome.graded),
             },
             outcome.result,
+            hide_seed=seed.hidden,
         )
         progress.update(
             entry.name, outcome.status, outcome.result["score"], outcome.result["max_score"],
@@ -212,6 +234,10 @@ def main(argv: list[str]) -> int:
         progress.close()
     ledger.prune({e.name for e in entries})
     shutil.rmtree(ledger.scratch, ignore_errors=True)
+    if args.compare_public:
+        from grader.batch.compare import grade_public
+
+        grade_public(args.out, entries, hashes, settings, jobs)
     finish(ledger, args.title)
     line, errors = summary_line(ledger.db)
     ledger.close()
