@@ -21,8 +21,17 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit status 2."""
 
 
-def add_grading_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seed", type=int, default=None, help="draw other examples (default: fixed)")
+def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
+    from grader.seeds import seed_argument
+
+    p.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        metavar="N",
+        help=seed_help
+        or "draw other examples (default: the public seed, or the course's GRADE_SEED if set)",
+    )
     p.add_argument(
         "--max-examples",
         type=int,
@@ -153,6 +162,12 @@ def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
     # Everything the user can get wrong is checked before torch is imported (a second).
     from grader import registry
+    from grader.seeds import SeedError, for_grade
+
+    try:  # --seed, else the course's GRADE_SEED (CI), else the public seed
+        seed = for_grade(args.seed)
+    except SeedError as exc:
+        raise UsageError(str(exc)) from None
     from grader.submission import SubmissionError, load_submission
 
     try:
@@ -184,7 +199,6 @@ def run_grade(argv: list[str]) -> int:
             raise
 
         from grader.judge import grade
-        from grader.properties import DEFAULT_SEED
 
         # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
         # need (workers come from the fork server and keep torch's default thread count).
@@ -194,7 +208,7 @@ def run_grade(argv: list[str]) -> int:
         result = grade(
             submission,
             args.exercises,
-            seed=DEFAULT_SEED if args.seed is None else args.seed,
+            seed=seed.value,
             max_examples=args.max_examples,
             limits=limits,
             start=start,
@@ -202,6 +216,8 @@ def run_grade(argv: list[str]) -> int:
         )
     finally:
         submission.cleanup()
+    if seed.hidden:  # every output below may reach a student: CI logs, artifacts
+        result = result.with_seed_hidden()
     timing.mark("graded")
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded

@@ -39,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--grade-seed",
-        type=int,
+        type=int,  # checked with GRADE_SEED when the session starts (grader.seeds.for_grade)
         default=None,
         dest="grade_seed",
         metavar="N",
@@ -73,9 +73,14 @@ class GradeSession:
 
     def __init__(self, config: pytest.Config, path: Path):
         from grader import registry
+        from grader.seeds import SeedError, for_grade
         from grader.submission import SubmissionError, load_submission
 
         self.config = config
+        try:  # as grade: --grade-seed, else the course's GRADE_SEED (CI), else the public seed
+            self.seed = for_grade(config.getoption("grade_seed"))
+        except SeedError as exc:
+            raise pytest.UsageError(f"grade: {exc}") from None
         self.path = path
         ids = config.getoption("grade_exercises")
         try:
@@ -93,15 +98,14 @@ class GradeSession:
         """The grading result, computed on first use for the exercises that have items."""
         if self._result is None:
             from grader.judge import grade
-            from grader.properties import DEFAULT_SEED
 
-            seed = self.config.getoption("grade_seed")
-            self._result = grade(
+            result = grade(
                 self.submission,
                 [e.id for e in self.exercises if e.id in self.needed] or None,
-                seed=DEFAULT_SEED if seed is None else seed,
+                seed=self.seed.value,
                 max_examples=self.config.getoption("grade_max_examples"),
             )
+            self._result = result.with_seed_hidden() if self.seed.hidden else result
         return self._result
 
     def location(self, exercise: Exercise) -> Path:
@@ -146,7 +150,7 @@ class GradeSession:
             terminalreporter.line(
                 f"{ex.id}  {ex.title:<50} {ex.score:5.1f}/{ex.max_score:g}  {ex.status}"
             )
-        terminalreporter.line(f"Score: {r.score:g}/{r.max_score:g}  (seed {r.seed})")
+        terminalreporter.line(f"Score: {r.score:g}/{r.max_score:g}  ({r.seed_text})")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.submission.cleanup()

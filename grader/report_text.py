@@ -244,7 +244,7 @@ def _summary(result: GradeResult, st: _Style) -> str:
 def _header(result: GradeResult, st: _Style) -> str:
     name = st.paint(visible(result.submission), "1")
     return (
-        f"Grading {name}  {st.dot}  seed {result.seed}  {st.dot}  "
+        f"Grading {name}  {st.dot}  {result.seed_text}  {st.dot}  "
         f"grader {result.grader_version}  {st.dot}  torch {result.torch_version}"
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -9,6 +10,10 @@ from typing import Any, Literal
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("result.schema.json")
+# ``seed`` of a result drawn from the course's grading seed, which students must not see: schema
+# version 1 keeps ``seed`` an integer, and a real seed is never negative (``grader.seeds``).
+HIDDEN_SEED = -1
+COURSE_SEED_TEXT = "course seed"
 
 Status = Literal["passed", "failed", "error", "timeout", "missing"]
 
@@ -53,6 +58,20 @@ class GradeResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False, allow_nan=False)
+
+    @property
+    def seed_hidden(self) -> bool:
+        """Whether the examples came from the course's grading seed, which is not shown."""
+        return self.seed == HIDDEN_SEED
+
+    @property
+    def seed_text(self) -> str:
+        """``seed 20241``, or ``course seed`` where the number is hidden."""
+        return COURSE_SEED_TEXT if self.seed_hidden else f"seed {self.seed}"
+
+    def with_seed_hidden(self) -> GradeResult:
+        """The same result for students' eyes: the course's seed replaced by ``HIDDEN_SEED``."""
+        return dataclasses.replace(self, seed=HIDDEN_SEED)
 
     @property
     def all_passed(self) -> bool:

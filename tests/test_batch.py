@@ -2,7 +2,9 @@
 killed with ``kill -9`` resumes to the same gradebook, shards merge to the same gradebook as one
 run, and a changed submission is graded again.
 
-Classes are small (5 submissions), graded on exercise 3.1 only with 2 examples per check.
+Classes are small (5 submissions), graded on exercise 3.1 only with 2 examples per check, and
+with the public seed given explicitly, so that separate OUT folders can be compared (by default a
+batch draws a course seed of its own: tests/test_course_seed.py).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from support import CORPUS, ROOT, SOLUTION, make_submission
 
 from grader.result import SCHEMA_PATH
 
-FAST = ["-e", "3.1", "--max-examples", "2"]
+FAST = ["-e", "3.1", "--max-examples", "2", "--seed", "20241"]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 
@@ -318,7 +320,7 @@ def test_shards_merge_to_the_same_gradebook_as_one_run(klass, reference, tmp_pat
     matrix job does (GRADE_SHARD_INDEX/COUNT), merged by the example Slurm merge job."""
     subs = tmp_path / "subs"
     shutil.copytree(klass, subs)
-    (subs / "grading.toml").write_text('exercises = ["3.1"]\nmax_examples = 2\n')  # = FAST
+    (subs / "grading.toml").write_text('exercises = ["3.1"]\nmax_examples = 2\nseed = 20241\n')
     graded = tmp_path / "graded"
     common = {"SUBMISSIONS": str(subs), "OUT": str(graded), "GRADE": GRADE}
     slurm = {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2",
@@ -361,6 +363,7 @@ def test_merge_refuses_shards_graded_differently(reference, tmp_path):
         (["/no/such/folder", "-o", "OUT"], "no such folder"),
         (["CLASS", "-o", "OUT", "-j", "0"], "-j must be at least 1"),
         (["CLASS", "-o", "OUT", "--shard", "3/2"], "between 1 and N"),
+        (["CLASS", "-o", "OUT", "--shard", "1/2"], "a sharded batch grades every shard with"),
         (["CLASS", "-o", "OUT", "--config", "/no/such.toml"], "no such file"),
         (["CLASS", "-o", "OUT", "-e", "9.9"], "unknown exercise '9.9'"),
     ],

@@ -53,6 +53,12 @@ def bundle(tmp_path_factory) -> Path:
     return out
 
 
+def bundle_seed(bundle: Path) -> int:
+    """The course seed the bundle grades with (drawn when it was built)."""
+    with zipfile.ZipFile(bundle) as zf:
+        return json.loads(zf.read("bundle.json"))["seed"]
+
+
 def unpack(bundle: Path, root: Path) -> None:
     """What Gradescope does with the zip: extract it to source/ (keeping the executable
     bits) and copy run_autograder to the root."""
@@ -106,7 +112,7 @@ def test_the_bundle_holds_no_solution(bundle, tmp_path):
 def test_six_loose_files_are_scored_as_grade_scores_them(bundle, tmp_path):
     wrong = CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"
     known = make_submission(tmp_path / "known", {"3.1": wrong})
-    expected = grade_folder(known, max_examples=MAX_EXAMPLES)
+    expected = grade_folder(known, max_examples=MAX_EXAMPLES, seed=bundle_seed(bundle))
     assert 0 < expected.score < expected.max_score
 
     root = simulated_root(tmp_path, bundle)
@@ -164,7 +170,7 @@ def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission(b
     known = make_submission(
         root / "submission", {"3.1": CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"}
     )
-    expected = grade_folder(known, max_examples=MAX_EXAMPLES)
+    expected = grade_folder(known, max_examples=MAX_EXAMPLES, seed=bundle_seed(bundle))
     began = time.monotonic()
     results = run_autograder(root)
     print(f"\nsetup.sh: {setup_s:.0f} s; run_autograder: {time.monotonic() - began:.1f} s")

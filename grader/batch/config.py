@@ -3,7 +3,8 @@
 Every key is optional; an unknown key is an error (a typo must not be silently ignored)::
 
     exercises = ["3.1", "4.1"]     # grade only these (default: all six)
-    seed = 20241                   # draw other examples (default: the grader's fixed seed)
+    seed = 123456789               # the course's grading seed (default: drawn on the first run
+                                   # of grade batch, kept in OUT; never shown to students)
     max_examples = 20              # examples per check (default: each check's own)
 
     [limits]                       # bounds on student code and on what a zip may unpack to
@@ -40,8 +41,9 @@ from typing import Any
 
 import grader
 from grader.launcher import Limits
-from grader.properties import DEFAULT_SEED
 from grader.registry import BY_ID, EXERCISES
+from grader.seeds import MAX_SEED
+from grader.seeds import PUBLIC_SEED as DEFAULT_SEED
 
 CONFIG_NAME = "grading.toml"
 TOP_KEYS = ("exercises", "seed", "max_examples", "limits", "points")
@@ -203,7 +205,9 @@ def read_config(path: Path) -> dict[str, Any]:
         if key == "exercises":
             out["exercises"] = _exercise_ids(source, key, value)
         elif key == "seed":
-            out["seed"] = _number(source, key, value, int, None)
+            out["seed"] = _number(source, key, value, int, 0)
+            if out["seed"] > MAX_SEED:
+                raise ConfigError(f"{source}: seed must be at most {MAX_SEED}, not {value!r}")
         elif key == "max_examples":
             out["max_examples"] = _number(source, key, value, int, 1)
         elif key == "limits":

@@ -20,11 +20,13 @@ from urllib.parse import quote
 import jinja2
 
 import grader
+from grader.batch.compare import public_gaps
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.insight_view import failures_view, similarity_view
 from grader.batch.ledger import atomic_write
 from grader.registry import BY_ID
 from grader.result import TAMPERED
+from grader.seeds import PUBLIC_SEED
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BINS = 10
@@ -79,6 +81,11 @@ def histogram(fractions: list[float]) -> list[Bar]:
         label = f"{100 * i // BINS}-{100 * (i + 1) // BINS}%"
         bars.append(Bar(i * width + 2, HIST_H - HIST_PAD - height, width - 4, height, count, label))
     return bars
+
+
+def seed_text(seed: str) -> str:
+    """The batch's seed for the instructor: the course's grading seed, or the public one."""
+    return f"public seed {seed}" if seed == str(PUBLIC_SEED) else f"course seed {seed}"
 
 
 def check_rates(db: sqlite3.Connection) -> list[CheckRate]:
@@ -151,13 +158,24 @@ def context(db: sqlite3.Connection, title: str) -> dict:
                 ],
             }
         )
+    gaps = public_gaps(db)  # None: no --compare-public grading to compare with
+    for row in rows:
+        row["public_only"] = [
+            {
+                "id": g.exercise_id,
+                "text": f"{g.exercise_id}: {number(g.public_score)}/{number(g.max_score)} with "
+                f"the public seed, {number(g.course_score)} with the course's",
+            }
+            for g in (gaps or {}).get(row["name"], [])
+        ]
     graded = [r for r in rows if r["graded"]]
     fractions = [r["percent"] / 100 for r in graded]
     rates = check_rates(db)
     return {
         "title": title,
         "grader_version": meta.get("grader_version", grader.__version__),
-        "seed": meta.get("seed", ""),
+        "seed": seed_text(meta.get("seed", "")),
+        "public_only": None if gaps is None else len(gaps),
         "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],
         "rows": rows,
         "n_tampered": sum(bool(r["tampered"]) for r in rows),

@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from grader.result import HIDDEN_SEED
+
 DB_NAME = "gradebook.sqlite"
 RESULTS, REPORTS, SCRATCH = "results", "reports", ".work"
 DB_SCHEMA_VERSION = "1"
@@ -176,6 +178,10 @@ class Ledger:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES ('db_schema', ?)", (DB_SCHEMA_VERSION,))
         self.db.execute("COMMIT")
 
+    def meta_value(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
     def done(self, name: str, content_hash: str, settings_hash: str) -> bool:
         """Whether ``name`` is graded, from these contents and under these settings."""
         row = self.db.execute(
@@ -190,17 +196,26 @@ class Ledger:
         except OSError:
             return False
 
-    def record(self, row: dict[str, Any], result: dict, render_report: bool = True) -> None:
+    def record(
+        self,
+        row: dict[str, Any],
+        result: dict,
+        render_report: bool = True,
+        hide_seed: bool = False,
+    ) -> None:
         """Write the result's JSON and HTML, then its rows in one transaction.
 
         ``row`` holds the ``submissions`` columns that do not come from the result (``name``,
         ``source``, ``kind``, ``content_hash``, ``settings_hash``, ``status``, ``reason``,
-        ``graded``)."""
+        ``graded``). With ``hide_seed`` (a course's grading seed) the JSON and HTML, which go
+        back to the student, say "course seed" (``HIDDEN_SEED``); the database keeps the seed.
+        """
         name = row["name"]
         result_path = f"{RESULTS}/{name}.json"
-        text = json.dumps(result, indent=2) + "\n"
+        shown = {**result, "seed": HIDDEN_SEED} if hide_seed else result
+        text = json.dumps(shown, indent=2) + "\n"
         atomic_write(self.out / result_path, text)
-        report_path = self._report(name, result) if render_report else None
+        report_path = self._report(name, shown) if render_report else None
         full = {
             **row,
             **{k: result[k] for k in ("score", "max_score", "grader_version", "torch_version",

@@ -75,7 +75,17 @@ def parser() -> argparse.ArgumentParser:
         "combine the shards' OUT folders with 'grade merge'",
     )
     p.add_argument("--title", default="Class dashboard", help="the dashboard's title")
-    add_grading_options(p)
+    p.add_argument(
+        "--compare-public",
+        action="store_true",
+        help="also grade with the public seed (into OUT/public-seed) and flag in the dashboard "
+        "each exercise that passes the public examples but not the course's",
+    )
+    add_grading_options(
+        p,
+        seed_help="the course's grading seed (default: seed in grading.toml, else one drawn "
+        "on the first run and kept in OUT)",
+    )
     return p
 
 
@@ -87,7 +97,10 @@ def cores() -> int:
 
 
 def settings_from(args: argparse.Namespace):
+    """The batch's settings, the grading.toml read (or None), and where the seed was given
+    (None: the course seed kept in OUT, or a new one; see ``grader.batch.course_seed``)."""
     from grader.batch.config import CONFIG_NAME, ConfigError, build_settings, read_config
+    from grader.batch.course_seed import given_source
 
     config_path = args.config or (args.dir / CONFIG_NAME)
     try:
@@ -102,11 +115,13 @@ def settings_from(args: argparse.Namespace):
             if v is not None
         }
         sandbox = "none" if args.no_sandbox else "strict" if args.strict_sandbox else "default"
-        return build_settings(
+        settings = build_settings(
             config, args.exercises, args.seed, args.max_examples, limits, sandbox
-        ), (config_path if config_path.is_file() else None)
+        )
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    source = given_source(args.seed, config)
+    return settings, (config_path if config_path.is_file() else None), source
 
 
 def select_entries(args: argparse.Namespace, config_path: Path | None):
@@ -154,11 +169,11 @@ def outcome_row(outcome) -> tuple[dict, dict, str]:
     return row, result, shown
 
 
-def record_safely(ledger, row: dict, result: dict) -> None:
+def record_safely(ledger, row: dict, result: dict, hide_seed: bool = False) -> None:
     """``ledger.record``, which a failure of ours never turns into the end of the batch: the
     submission gets an ``error`` row (graded again next time) and the traceback is logged."""
     try:
-        ledger.record(row, result)
+        ledger.record(row, result, hide_seed=hide_seed)
         return
     except Exception as exc:
         set_label(row["name"])
@@ -166,7 +181,7 @@ def record_safely(ledger, row: dict, result: dict) -> None:
         why = one_line(f"the grader could not record its result ({type(exc).__name__}: {exc})")
     row = {**row, "status": "error", "reason": why, "content_hash": None}
     try:
-        ledger.record(row, result, render_report=False)
+        ledger.record(row, result, render_report=False, hide_seed=hide_seed)
     except Exception:  # not even that: no row, so the next run grades it again
         log_trace("recording the error row")
 
@@ -210,8 +225,12 @@ def main(argv: list[str]) -> int:
         raise UsageError("-j must be at least 1")
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"{args.out}: exists and is not a folder")
-    settings, config_path = settings_from(args)
+    settings, config_path, seed_source = settings_from(args)
     entries, shard_text = select_entries(args, config_path)
+    if shard_text and seed_source is None:
+        from grader.batch.course_seed import shard_needs_seed
+
+        raise UsageError(shard_needs_seed())
     if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
         from grader.batch.pool import make_starter
         from grader.sandbox import close_default_server
@@ -219,12 +238,14 @@ def main(argv: list[str]) -> int:
         make_starter("strict")
         close_default_server()
 
+    from grader.batch.course_seed import settle
     from grader.batch.entries import content_hash
     from grader.batch.ledger import Ledger
     from grader.batch.pool import Job, run_jobs
     from grader.batch.progress import Progress
 
     ledger = Ledger(args.out)
+    settings, seed = settle(settings, seed_source, ledger)
     fingerprint = settings.fingerprint()
     ledger.set_meta(
         {
@@ -250,7 +271,7 @@ def main(argv: list[str]) -> int:
             content_hash=None if row.pop("retry") else hashes[entry.name],
             settings_hash=fingerprint,
         )  # fmt: skip
-        record_safely(ledger, row, result)
+        record_safely(ledger, row, result, hide_seed=seed.hidden)
         progress.update(entry.name, row["status"], result["score"], result["max_score"], shown)
 
     trace_log = os.environ.get(TRACE_LOG_ENV)
@@ -269,6 +290,10 @@ def main(argv: list[str]) -> int:
 
     collect_answers(ledger, entries, hashes, settings)  # for similarity.csv
     shutil.rmtree(ledger.scratch, ignore_errors=True)
+    if args.compare_public:
+        from grader.batch.compare import grade_public
+
+        grade_public(args.out, entries, hashes, settings, jobs)
     finish(ledger, args.title)
     line, errors = summary_line(ledger.db)
     ledger.close()

@@ -8,11 +8,18 @@ constraints file) and ``run_autograder`` (run for every submission: it calls
 ``results/results.json``). Both honour ``AUTOGRADER_ROOT`` (default ``/autograder``), so that the
 bundle can be run in a simulated layout. The package inside is the student edition
 (``grade release``): no solutions.
+
+The bundle grades with the course's grading seed (``--seed``, else ``seed`` in the grading.toml
+given with ``--config``, else one drawn when the bundle is built), kept only in ``bundle.json``
+at the zip's root (readable by its owner only, outside the student edition); what students see
+on Gradescope says "course seed". The rest of that grading.toml (exercises, points, limits)
+applies too.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import sys
@@ -22,6 +29,7 @@ from pathlib import Path
 
 from grader.cli import EXIT_PASSED, EXIT_USAGE, UsageError
 from grader.registry import EXERCISES
+from grader.seeds import PUBLIC_SEED, seed_argument
 
 PACKAGE_DIR = "package"  # where the student edition sits inside the bundle
 SETTINGS = "bundle.json"  # grading options chosen when the bundle was built
@@ -88,28 +96,63 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # --- building the bundle -------------------------------------------------------------------
 
 
-def _add(zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = False) -> None:
+def _add(
+    zf: zipfile.ZipFile, name: str, data: bytes, executable: bool = False, private: bool = False
+) -> None:
     info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_DEFLATED
-    info.external_attr = ((0o755 if executable else 0o644) | 0o100000) << 16
+    mode = 0o755 if executable else 0o600 if private else 0o644
+    info.external_attr = (mode | 0o100000) << 16
     zf.writestr(info, data)
 
 
-def build_bundle(out: Path, seed: int | None = None, max_examples: int | None = None) -> int:
+def bundle_settings(
+    seed: int | None = None, max_examples: int | None = None, config: Path | None = None
+) -> tuple[dict, str]:
+    """What ``bundle.json`` holds (the grading settings: ``config``, a grading.toml, then the
+    options; and the course seed), and where the seed came from."""
+    from grader.batch.config import ConfigError, build_settings, read_config
+    from grader.seeds import draw_seed
+
+    try:
+        values = read_config(config) if config is not None else {}
+        settings = build_settings(values, None, seed, max_examples)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    source = "--seed" if seed is not None else "grading.toml" if "seed" in values else "drawn"
+    doc = {
+        "seed": draw_seed() if source == "drawn" else settings.seed,
+        "max_examples": settings.max_examples,
+        "exercises": list(settings.exercises),
+        "limits": dataclasses.asdict(settings.limits),
+        "max_scores": settings.max_scores,
+        "check_points": settings.check_points,
+    }
+    return doc, source
+
+
+def build_bundle(
+    out: Path, seed: int | None = None, max_examples: int | None = None, config: Path | None = None
+) -> int:
     """Write the bundle to ``out``; return the number of files in it."""
+    return write_bundle(out, bundle_settings(seed, max_examples, config)[0])
+
+
+def write_bundle(out: Path, settings: dict) -> int:
+    """Write the bundle, grading with ``settings`` (see ``bundle_settings``), to ``out``;
+    return the number of files in it."""
     from grader.commands.release import build_release
 
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         package = Path(tmp) / PACKAGE_DIR
         files = build_release(package)
-        settings = {"seed": seed, "max_examples": max_examples}
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
         with zipfile.ZipFile(partial, "w") as zf:
             setup = SETUP_SH.format(package=PACKAGE_DIR, torch_index=TORCH_CPU_INDEX)
             _add(zf, "setup.sh", setup.encode(), executable=True)
             _add(zf, "run_autograder", RUN_AUTOGRADER.format().encode(), executable=True)
-            _add(zf, SETTINGS, (json.dumps(settings, indent=2) + "\n").encode())
+            _add(zf, SETTINGS, (json.dumps(settings, indent=2) + "\n").encode(), private=True)
             for path in files:
                 name = f"{PACKAGE_DIR}/{path.relative_to(package).as_posix()}"
                 _add(zf, name, path.read_bytes(), executable=path.stat().st_mode & 0o111 != 0)
@@ -179,7 +222,7 @@ def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
     from grader import report_text
     from grader.judge import grade
-    from grader.properties import DEFAULT_SEED
+    from grader.launcher import Limits
     from grader.submission import SubmissionError, load_submission
 
     results = root / "results" / "results.json"
@@ -193,13 +236,19 @@ def run_autograder(root: Path) -> int:
         results.write_text(json.dumps(_failure(f"Nothing was graded: {exc}"), indent=2) + "\n")
         print(f"grade gradescope: {exc}")
         return EXIT_PASSED
+    seed = settings.get("seed")  # the course's (None: a bundle built before there was one)
     try:
-        seed = settings.get("seed")
         result = grade(
             submission,
-            seed=DEFAULT_SEED if seed is None else seed,
+            settings.get("exercises"),
+            seed=PUBLIC_SEED if seed is None else seed,
             max_examples=settings.get("max_examples"),
+            limits=Limits(**settings["limits"]) if settings.get("limits") else None,
+            max_scores=settings.get("max_scores"),
+            check_points=settings.get("check_points"),
         )
+        if seed not in (None, PUBLIC_SEED):  # students see results.json: "course seed"
+            result = result.with_seed_hidden()
         doc = _results(result, submission.notes)
     finally:
         submission.cleanup()
@@ -216,7 +265,21 @@ def parser() -> argparse.ArgumentParser:
         "zip's root, the student edition of the grader inside).",
     )
     p.add_argument("out", type=Path, nargs="?", help="the zip to write")
-    p.add_argument("--seed", type=int, default=None, help="grading seed used by the bundle")
+    p.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        metavar="N",
+        help="the course's grading seed (default: seed in --config's grading.toml, else one "
+        "drawn now); kept only in the bundle",
+    )
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a grading.toml: its seed, exercises, points and limits",
+    )
     p.add_argument("--max-examples", type=int, default=None, metavar="N", help="examples per check")
     p.add_argument("--force", action="store_true", help="overwrite OUT if it exists")
     p.add_argument(
@@ -241,10 +304,18 @@ def main(argv: list[str]) -> int:
         raise UsageError(f"{args.out} exists; add --force to replace it")
     if args.max_examples is not None and args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
-    count = build_bundle(args.out, args.seed, args.max_examples)
+    settings, source = bundle_settings(args.seed, args.max_examples, args.config)
+    count = write_bundle(args.out, settings)
     size = args.out.stat().st_size
+    chosen = set(settings["exercises"])
+    total = sum(settings["max_scores"].get(e.id, e.max_score) for e in EXERCISES if e.id in chosen)
+    seed = {"drawn": "a course seed drawn now", "grading.toml": "the seed of grading.toml",
+            "--seed": "the seed given with --seed"}[source]  # fmt: skip
+    if settings["seed"] == PUBLIC_SEED:
+        seed = "the public seed (the examples of a student's own grade)"
     print(
         f"wrote {args.out}: {count} files, {size / 1024:.0f} KiB; upload it as the "
-        "assignment's autograder (set the assignment's points to the grader's maximum, 60)"
+        f"assignment's autograder (set the assignment's points to the grader's maximum, "
+        f"{total:g}). It grades with {seed}, kept only in its {SETTINGS}."
     )
     return EXIT_PASSED if count else EXIT_USAGE

@@ -165,7 +165,7 @@ def summary_markdown(result: GradeResult) -> str:
         f"### {EMOJI['passed'] if result.all_passed else EMOJI['failed']} "
         f"Grade: {points(result.score)} / {points(result.max_score)}{share}",
         "",
-        f"{md_cell(result.submission)} · seed {result.seed} · grader "
+        f"{md_cell(result.submission)} · {result.seed_text} · grader "
         f"{md_cell(result.grader_version)} · torch {md_cell(result.torch_version)}",
         "",
         "| Exercise | Score | Status |",

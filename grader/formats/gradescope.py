@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from grader.formats.common import check_text, points, shared_problem
-from grader.result import GradeResult
+from grader.result import COURSE_SEED_TEXT, GradeResult
 
 OUTPUT_FORMAT = "text"  # shown verbatim, whitespace kept: the snippets stay runnable
 
@@ -52,7 +52,7 @@ def results(result: GradeResult) -> dict:
             "max_score": points(result.max_score),
             "grader_version": result.grader_version,
             "torch_version": result.torch_version,
-            "seed": result.seed,
+            "seed": COURSE_SEED_TEXT if result.seed_hidden else result.seed,
         },
     }
 
