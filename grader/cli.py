@@ -107,10 +107,10 @@ def grade_parser() -> argparse.ArgumentParser:
 def freeze_imports() -> None:
     """Move everything imported so far out of the garbage collector's sight: collections then
     look only at what grading makes (hypothesis runs a full one at its first test), and forked
-    judge processes do not copy the pages a collection would touch."""
+    judge processes do not copy the pages a collection would touch. (No collection first: the
+    little garbage an import leaves costs less to keep than a full collection, 0.07 s.)"""
     import gc
 
-    gc.collect()
     gc.freeze()
 
 

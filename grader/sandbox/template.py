@@ -517,8 +517,7 @@ def preload() -> None:
     import grader.worker  # noqa: F401
     import reference  # noqa: F401
 
-    gc.collect()
-    gc.freeze()
+    gc.freeze()  # no full collection first: it would cost the start-up 0.07 s
 
 
 def main(config: dict) -> None:
