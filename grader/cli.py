@@ -11,14 +11,11 @@ import sys
 from pathlib import Path
 
 from grader import timing
+from grader.errors import UsageError
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json", "gradescope", "github", "junit")
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit status 2."""
 
 
 def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:

@@ -151,7 +151,7 @@ class FlakyLedger:
         self.failures = failures
         self.rows: list[tuple[dict, bool]] = []
 
-    def record(self, row, result, render_report=True):
+    def record(self, row, result, render_report=True, hide_seed=False):
         if self.failures:
             self.failures -= 1
             raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")

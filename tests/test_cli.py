@@ -132,3 +132,16 @@ def test_grading_leaves_nothing_in_the_working_folder(tmp_path):
     proc = grade(str(SOLUTION), "-e", "3.1", *FAST, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert list(tmp_path.iterdir()) == []  # e.g. no .hypothesis cache
+
+
+def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
+    # Run as ``python -m grader.cli`` the command line is ``__main__``: its errors must still be
+    # the one class the subcommands raise (grader.errors), not an "internal error".
+    (tmp_path / "class").mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "class"), "-o",
+         str(tmp_path / "out"), "--shard", "1/2"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr

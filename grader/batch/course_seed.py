@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from grader.cli import UsageError
+from grader.errors import UsageError
 from grader.seeds import Seed, SeedError, course_seed, draw_seed, parse_seed
 
 if TYPE_CHECKING:

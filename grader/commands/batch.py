@@ -20,7 +20,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.cli import EXIT_FAILED, EXIT_PASSED, UsageError, add_grading_options
+from grader.cli import EXIT_FAILED, EXIT_PASSED, add_grading_options
+from grader.errors import UsageError
 from grader.resilience import TRACE_LOG_ENV, log_trace, set_label
 from grader.safetext import one_line, safe_name
 

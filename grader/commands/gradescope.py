@@ -27,7 +27,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.cli import EXIT_PASSED, EXIT_USAGE, UsageError
+from grader.cli import EXIT_PASSED, EXIT_USAGE
+from grader.errors import UsageError
 from grader.registry import EXERCISES
 from grader.seeds import PUBLIC_SEED, seed_argument
 

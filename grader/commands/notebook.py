@@ -13,7 +13,8 @@ import ast
 import re
 from pathlib import Path
 
-from grader.cli import EXIT_PASSED, UsageError
+from grader.cli import EXIT_PASSED
+from grader.errors import UsageError
 from grader.notebook import TAG_PREFIX
 from grader.registry import EXERCISES, Exercise
 

@@ -20,8 +20,9 @@ import tomllib
 from pathlib import Path
 
 import grader
-from grader.cli import EXIT_PASSED, UsageError
+from grader.cli import EXIT_PASSED
 from grader.commands.edition_text import GITIGNORE, README, WORKFLOW
+from grader.errors import UsageError
 from grader.registry import EXERCISES
 
 PACKAGES = ("grader", "reference", "exercises")

@@ -36,7 +36,7 @@ LAYER_NAMES = {
 }
 
 try:  # the CLI turns a UsageError into one line and exit status 2
-    from grader.cli import UsageError as _Refusal
+    from grader.errors import UsageError as _Refusal
 except ImportError:  # pragma: no cover
     _Refusal = RuntimeError
 
