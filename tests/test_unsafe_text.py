@@ -41,7 +41,7 @@ from grader.result import SCHEMA_PATH, GradeResult
 from grader.safetext import safe_name, safe_text, safe_value
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
-LIMITS = Limits(call_timeout_s=5.0, import_timeout_s=5.0, exercise_budget_s=30.0)
+LIMITS = Limits(call_timeout_s=20.0, import_timeout_s=20.0, exercise_budget_s=60.0)
 NASTY = [
     "\ud800",
     "\udfff",
