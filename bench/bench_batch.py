@@ -116,7 +116,8 @@ def thread_worker(argv: list[str]) -> None:
     p.add_argument("--max-examples", type=int)
     p.add_argument("--scores", type=Path)
     a = p.parse_args(argv)
-    from grader.judge import default_starter, grade
+    from grader.early import default_starter
+    from grader.judge import grade
     from grader.submission import load_submission
 
     start = default_starter()

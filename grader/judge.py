@@ -18,8 +18,7 @@ import torch
 
 import grader
 from grader import parallel, timing
-from grader.early import EarlyWorkers
-from grader.early import default_starter as early_default_starter
+from grader.early import EarlyWorkers, default_starter
 from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.registry import Exercise, select
@@ -84,16 +83,16 @@ def grade_exercise(
     limits: Limits,
     check_points: Mapping[str, float] | None = None,
 ) -> ExerciseResult:
+    if worker is None:
+        return unrun_exercise(
+            exercise,
+            "missing",
+            f"not submitted: exercises/{exercise.filename} was not found",
+            check_points,
+        )
     checks = checks_for(exercise, check_points)
     total = sum(c.points for c in checks)
     scale = exercise.max_score / total if total else 0.0
-    if worker is None:
-        return _finish(
-            exercise,
-            "missing",
-            _unrun(checks, f"not submitted: exercises/{exercise.filename} was not found"),
-            scale,
-        )
     began = time.monotonic()
     try:
         worker.receive(limits.import_timeout_s)  # the "ready" message, sent after the import
@@ -254,8 +253,3 @@ def _grade_all(
         for ex_id in done:
             workers[ex_id].release()
     return [done[ex.id] if ex.id in done else job(ex)() for ex in exercises]
-
-
-def default_starter() -> Starter:
-    """The sandboxed fork server where the platform has one, else a fresh interpreter."""
-    return early_default_starter()

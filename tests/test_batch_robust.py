@@ -13,13 +13,12 @@ import csv
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from support import ROOT, make_submission
+from support import make_submission
+from test_batch import batch
 
 from grader.commands.batch import TRACE_LOG, record_safely
 from grader.result import SCHEMA_PATH
@@ -68,14 +67,6 @@ class Hook(importlib.abc.MetaPathFinder):
 if BROKEN:
     sys.meta_path.insert(0, Hook())
 """
-
-
-def batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "batch", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
 
 
 def rows(out: Path) -> dict[str, dict]:

@@ -55,16 +55,7 @@ def grade_public(
     public = dataclasses.replace(settings, seed=PUBLIC_SEED)
     ledger = Ledger(out / PUBLIC_DIR)
     fingerprint = public.fingerprint()
-    ledger.set_meta(
-        {
-            "settings_hash": fingerprint,
-            "settings": json.dumps(public.describe(), sort_keys=True),
-            "exercises": json.dumps(list(public.exercises)),
-            "grader_version": public.describe()["grader_version"],
-            "seed": str(PUBLIC_SEED),
-            "shard": "",
-        }
-    )
+    ledger.set_meta(public.ledger_meta())
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
     by_name = {e.name: e for e in entries}

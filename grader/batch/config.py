@@ -75,6 +75,18 @@ class Settings:
         """A hash of every setting that can change a grade (the sandbox mode cannot)."""
         return hashlib.sha256(json.dumps(self.describe(), sort_keys=True).encode()).hexdigest()
 
+    def ledger_meta(self, shard: str = "") -> dict[str, str]:
+        """What a batch's ledger records about the run that filled it."""
+        described = self.describe()
+        return {
+            "settings_hash": self.fingerprint(),
+            "settings": json.dumps(described, sort_keys=True),
+            "exercises": json.dumps(list(self.exercises)),
+            "grader_version": described["grader_version"],
+            "seed": str(self.seed),
+            "shard": shard,
+        }
+
     def describe(self) -> dict[str, Any]:
         return {
             "grader_version": grader.__version__,

@@ -65,7 +65,7 @@ class Outcome:
 def make_starter(sandbox: str):
     """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
     from grader.cli import starter_from
-    from grader.judge import default_starter
+    from grader.early import default_starter
 
     chosen = starter_from(
         SimpleNamespace(no_sandbox=sandbox == "none", strict_sandbox=sandbox == "strict")

@@ -92,19 +92,22 @@ def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: i
     return oracle(x)
 
 
-def build_student(worker: WorkerHandle, cfg: dict, meanwhile=None) -> Any:
-    """The worker's reply to building the student's GPTModel(cfg) (with ``meanwhile()``'s
-    result, computed here while the worker builds, when it is given)."""
-    reply, ours = worker.call_while("build", meanwhile, cfg=cfg)
+def built_module(reply: dict) -> dict:
+    """The worker's reply to building the student's GPTModel(cfg), if it made a module."""
     if not reply["module"]["is_module"]:
         raise CheckFailed(f"GPTModel(cfg) made a {reply['module']['class']}, not a torch.nn.Module")
-    return reply if meanwhile is None else (reply, ours)
+    return reply
+
+
+def build_student(worker: WorkerHandle, cfg: dict) -> dict:
+    return built_module(worker.call("build", cfg=cfg))
 
 
 def student_logits(worker: WorkerHandle, ex: dict, train: bool):
     """The student's logits on the judge's input with the oracle's weights, the oracle, the
-    input and the oracle's own logits (computed while the worker computes the student's)."""
-    reply, (oracle, x) = build_student(worker, ex["cfg"], lambda: reference_and_input(ex))
+    input and the oracle's own logits (each computed here while the worker computes)."""
+    reply, (oracle, x) = worker.call_while("build", lambda: reference_and_input(ex), cfg=ex["cfg"])
+    reply = built_module(reply)
     handle = reply["handle"]
     loaded = worker.call("load", handle=handle, weights=oracle.state_dict())
     if loaded["missing"]:

@@ -14,7 +14,6 @@ the batch; its traceback goes to ``OUT/grader-errors.log``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -248,16 +247,7 @@ def main(argv: list[str]) -> int:
     ledger = Ledger(args.out)
     settings, seed = settle(settings, seed_source, ledger)
     fingerprint = settings.fingerprint()
-    ledger.set_meta(
-        {
-            "settings_hash": fingerprint,
-            "settings": json.dumps(settings.describe(), sort_keys=True),
-            "exercises": json.dumps(list(settings.exercises)),
-            "grader_version": settings.describe()["grader_version"],
-            "seed": str(settings.seed),
-            "shard": shard_text or "",
-        }
-    )
+    ledger.set_meta(settings.ledger_meta(shard_text or ""))
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     hashes = {e.name: entry_hash(e, content_hash) for e in entries}
     todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
