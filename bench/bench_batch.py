@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 def gradable_exercises() -> list[str]:
     """The exercises whose check modules exist in this checkout."""
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
-    return [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.checks.{e.module}")]
+    return [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.judge.checks.{e.module}")]
 
 
 def copies_row(args: argparse.Namespace, work: Path) -> None:
@@ -57,7 +57,17 @@ def copies_row(args: argparse.Namespace, work: Path) -> None:
     base = [run(torch_import(python)).wall_s]
     out = work / "out-copies"
     shutil.rmtree(out, ignore_errors=True)
-    cmd = [python, "-m", "grader.cli", "batch", str(klass), "-o", str(out), "-j", str(args.jobs)]
+    cmd = [
+        python,
+        "-m",
+        "grader.commands.cli",
+        "batch",
+        str(klass),
+        "-o",
+        str(out),
+        "-j",
+        str(args.jobs),
+    ]
     batch = run(cmd, memory=True)
     base.append(run(torch_import(python)).wall_s)
     torch_s = sum(base) / 2
@@ -116,9 +126,9 @@ def thread_worker(argv: list[str]) -> None:
     p.add_argument("--max-examples", type=int)
     p.add_argument("--scores", type=Path)
     a = p.parse_args(argv)
-    from grader.early import default_starter
-    from grader.judge import grade
-    from grader.submission import load_submission
+    from grader.intake.submission import load_submission
+    from grader.judge.early import default_starter
+    from grader.judge.engine import grade
 
     start = default_starter()
 
@@ -174,7 +184,7 @@ def main() -> None:
           f"mutants); exercises {' '.join(args.exercises)}; max-examples "
           f"{args.max_examples or 'default'}; -j {args.jobs}")  # fmt: skip
 
-    grade_cmd = [sys.executable, "-m", "grader.cli"]
+    grade_cmd = [sys.executable, "-m", "grader.commands.cli"]
     batch_s = wall([*grade_cmd, "batch", str(klass), "-o", str(out), "-j", str(args.jobs),
                     *grading_args(args)])  # fmt: skip
     batch_scores = scores_of(out)

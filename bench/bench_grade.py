@@ -28,7 +28,7 @@ EXERCISES = ("3.1", "3.2", "3.3", "4.1", "4.2", "4.3")
 
 
 def commands(python: str, submission: Path) -> list[tuple[str, list[str], str]]:
-    grade = [python, "-m", "grader.cli"]
+    grade = [python, "-m", "grader.commands.cli"]
     rows = [("grade, all six (solution)", [*grade, str(submission)], "<= 2.0x")]
     rows += [(f"grade -e {e}", [*grade, str(submission), "-e", e], "<= 1.3x") for e in EXERCISES]
     rows.append(("grade, untouched stubs", [*grade, str(ROOT)], "<= 1.5x"))
@@ -40,7 +40,10 @@ def commands(python: str, submission: Path) -> list[tuple[str, list[str], str]]:
 def breakdown(python: str, submission: Path) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "timings.json"
-        run([python, "-m", "grader.cli", str(submission)], env={"GRADER_TIMINGS": str(path)})
+        run(
+            [python, "-m", "grader.commands.cli", str(submission)],
+            env={"GRADER_TIMINGS": str(path)},
+        )
         return json.loads(path.read_text())
 
 

@@ -43,7 +43,7 @@ def ms(values: list[float]) -> str:
 def bare_costs(runs: int) -> tuple[list[float], list[float]]:
     import torch  # noqa: F401
 
-    from grader.sandbox import linux
+    from grader.worker.sandbox import linux
 
     forks, unshares = [], []
     flags = (
@@ -73,9 +73,9 @@ def bare_costs(runs: int) -> tuple[list[float], list[float]]:
 
 
 def start_costs(runs: int) -> tuple[list[float], list[float], list[float]]:
-    from grader.launcher import Limits
-    from grader.sandbox import SandboxStarter, describe_off, off_layers
-    from grader.sandbox.server import ForkServer
+    from grader.judge.launch.forkserver import ForkServer
+    from grader.judge.launch.handle import Limits
+    from grader.judge.launch.starter import SandboxStarter, describe_off, off_layers
 
     server = ForkServer().start()
     starter = SandboxStarter(server)
@@ -158,7 +158,16 @@ def peak_memory() -> tuple[int, int, float, str]:
         sub = make_submission(work / "sub", {"4.2": XL_ANSWER})
         start = time.perf_counter()
         process = subprocess.Popen(
-            [sys.executable, "-m", "grader.cli", str(sub), "-e", "4.2", "--format", "json"],
+            [
+                sys.executable,
+                "-m",
+                "grader.commands.cli",
+                str(sub),
+                "-e",
+                "4.2",
+                "--format",
+                "json",
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

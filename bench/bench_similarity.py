@@ -160,7 +160,7 @@ def helper(rng: random.Random, name: str) -> str:
 def answer_pool() -> dict[str, list[str]]:
     from support import CORPUS, SOLUTION
 
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
     pool = {}
     for ex in EXERCISES:
@@ -174,7 +174,7 @@ def make_class(folder: Path, size: int, copies: int, seed: int) -> list[tuple[st
     """``size`` submission folders; returns the planted (original, copy) pairs."""
     from copying import disguise
 
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
     rng = random.Random(seed)
     pool = answer_pool()
@@ -249,7 +249,7 @@ def run(size: int, copies: int, seed: int, keep: bool = False) -> None:
     from grader.batch import insight
     from grader.batch.entries import content_hash, discover
     from grader.batch.ledger import Ledger
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
     work = Path(tempfile.mkdtemp(prefix="bench-similarity-"))
     try:
@@ -317,7 +317,7 @@ def quality() -> None:
     from support import CORPUS, SOLUTION
 
     from grader.batch.similarity import similarity
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
     copies, independent, unscored = [], [], 0
     for ex in EXERCISES:

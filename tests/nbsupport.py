@@ -11,7 +11,7 @@ import nbformat
 from nbformat import v4
 from support import SOLUTION
 
-from grader.registry import EXERCISES
+from grader.shared.registry import EXERCISES
 
 Cell = tuple[str, str] | tuple[str, str, list[str]]  # (kind, source[, tags])
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from support import CORPUS, SOLUTION, grade_folder, make_submission
 
-from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 MUTANT = CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"
 REAL_MAX_EXAMPLES = 4

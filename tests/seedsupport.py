@@ -12,7 +12,7 @@ from pathlib import Path
 
 from support import ROOT
 
-from grader.result import SCHEMA_PATH
+from grader.result.schema import SCHEMA_PATH
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 COURSE = 918273645  # the course seed a CI secret would hold
@@ -93,7 +93,7 @@ def run(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess
     from) the environment."""
     full = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args],
+        [sys.executable, "-m", "grader.commands.cli", *args],
         capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=full,
     )  # fmt: skip
 

@@ -8,10 +8,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.judge import grade
-from grader.registry import BY_ID, EXERCISES
-from grader.result import GradeResult
-from grader.submission import load_submission
+from grader.intake.submission import load_submission
+from grader.judge.engine import grade
+from grader.result.schema import GradeResult
+from grader.shared.registry import BY_ID, EXERCISES
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLUTION = ROOT / "tests" / "submissions" / "solution"

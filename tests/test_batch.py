@@ -29,7 +29,7 @@ import pytest
 from nbsupport import solution_notebook
 from support import CORPUS, ROOT, SOLUTION, make_submission
 
-from grader.result import SCHEMA_PATH
+from grader.result.schema import SCHEMA_PATH
 
 FAST = ["-e", "3.1", "--max-examples", "2", "--seed", "20241"]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -37,7 +37,7 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 def batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "batch", *args],
+        [sys.executable, "-m", "grader.commands.cli", "batch", *args],
         capture_output=True, text=True, cwd=ROOT, timeout=600,
         env={**os.environ, **(env or {})},
     )  # fmt: skip
@@ -45,7 +45,7 @@ def batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 def merge(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", "merge", *args],
+        [sys.executable, "-m", "grader.commands.cli", "merge", *args],
         capture_output=True, text=True, cwd=ROOT, timeout=300,
     )  # fmt: skip
 
@@ -171,7 +171,9 @@ def test_the_example_queries_in_the_docs_run(reference):
 
 
 def test_html_report_per_submission(reference):
-    pytest.importorskip("grader.report_html", reason="the HTML report renderer has not landed")
+    pytest.importorskip(
+        "grader.result.report_html", reason="the HTML report renderer has not landed"
+    )
     db = sqlite3.connect(reference / "gradebook.sqlite")
     paths = [p for (p,) in db.execute("SELECT report_path FROM submissions")]
     assert paths and all(p and (reference / p).is_file() for p in paths)
@@ -254,8 +256,8 @@ def wait_for(predicate, timeout: float = 240.0) -> None:
 
 def start_batch(klass: Path, out: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "grader.cli", "batch", str(klass), "-o", str(out), "-j", "1",
-         *FAST],
+        [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
+         "-j", "1", *FAST],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
 

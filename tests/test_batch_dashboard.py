@@ -18,7 +18,7 @@ import pytest
 from grader.batch.dashboard import check_rates, context, histogram, write_dashboard
 from grader.batch.gradebook import gradebook_csv
 from grader.batch.ledger import Ledger
-from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 CHECKS = {"3.1": ["outputs match", "sa_v2 unchanged"], "4.1": ["ff count", "att count"]}
 HOSTILE = '<img src=x onerror="alert(1)">&co'

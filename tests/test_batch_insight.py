@@ -22,8 +22,8 @@ from grader.batch import answers, insight
 from grader.batch.dashboard import write_dashboard
 from grader.batch.failures import counterexample_kind, message_kind, split_hint
 from grader.batch.ledger import Ledger
-from grader.registry import BY_ID
-from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import CheckResult, ExerciseResult, GradeResult
+from grader.shared.registry import BY_ID
 
 HINT_FF = "FeedForward is emb -> 4 emb -> emb, both layers with biases."
 HINT_ATT = "the causal mask is a buffer, not a parameter."

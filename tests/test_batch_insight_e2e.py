@@ -20,7 +20,7 @@ from test_batch import batch, merge
 from test_batch_dashboard import chromium, needs_browser
 from test_similarity import notebook_copy_of
 
-from grader.registry import BY_ID
+from grader.shared.registry import BY_ID
 
 FAST = ["--seed", "20241", "-e", "4.2", "-e", "4.3", "--max-examples", "3"]
 

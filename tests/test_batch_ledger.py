@@ -14,7 +14,7 @@ from pathlib import Path
 from support import ROOT
 
 from grader.batch.ledger import Ledger
-from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 
 def result(name: str, passed: bool) -> dict:

@@ -21,7 +21,7 @@ from support import make_submission
 from test_batch import batch
 
 from grader.commands.batch import TRACE_LOG, record_safely
-from grader.result import SCHEMA_PATH
+from grader.result.schema import SCHEMA_PATH
 
 FAST = ["-e", "3.1", "--max-examples", "2", "-j", "2"]
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
@@ -41,7 +41,7 @@ BROKEN = os.environ.get("GRADE_TEST_BREAK")
 
 class Hook(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "grader.properties":
+        if name != "grader.judge.properties":
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
@@ -52,7 +52,7 @@ class Hook(importlib.abc.MetaPathFinder):
             real = module.run_check
 
             def run_check(check, worker, exercise_id, *args, **kwargs):
-                from grader import resilience
+                from grader.judge import resilience
 
                 if resilience._label == BROKEN:
                     raise RuntimeError("injected fault \\ud800 in the grader")

@@ -19,18 +19,19 @@ from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
 from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
 
-from grader import probes, wire
-from grader.checks import ex3_1, ex3_2, ex3_3
-from grader.checks.attention_rebuild import (
+from grader.judge.checks import ex3_1, ex3_2, ex3_3
+from grader.judge.checks.attention_rebuild import (
     MAX_HEADS,
     judge_input,
     rebuild_mha,
     rebuild_wrapper,
     reference_forward,
 )
-from grader.launcher import Limits, StudentError
-from grader.probes import describe_module
-from grader.properties import CheckFailed, run_check
+from grader.judge.launch.handle import Limits, StudentError
+from grader.judge.properties import CheckFailed, run_check
+from grader.protocol import wire
+from grader.worker import probes
+from grader.worker.probes import describe_module
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))

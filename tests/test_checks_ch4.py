@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
 from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
 
-from grader.checks import ex4_1, ex4_2, ex4_3
-from grader.checks.gpt_reference import (
+from grader.judge.checks import ex4_1, ex4_2, ex4_3
+from grader.judge.checks.gpt_reference import (
     GPT2_SIZES,
     attention_count,
     feedforward_count,
@@ -30,7 +30,7 @@ from grader.checks.gpt_reference import (
     split_config,
     trainable,
 )
-from grader.strategies import gpt_configs, large_gpt_configs
+from grader.judge.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
@@ -291,7 +291,7 @@ def test_4_3_eval_snippet_shows_dropout_active_in_eval_mode(graded):
 XL_PROBE = """
 import importlib.util, resource, sys
 import torch
-from grader.probes import for_exercise
+from grader.worker.probes import for_exercise
 
 spec = importlib.util.spec_from_file_location("answer", sys.argv[1])
 answer = importlib.util.module_from_spec(spec)

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from support import CORPUS, ROOT, SOLUTION, make_submission
 
-from grader.result import SCHEMA_PATH
+from grader.result.schema import SCHEMA_PATH
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 FAST = ["--max-examples", "4"]
@@ -19,7 +19,7 @@ FAST = ["--max-examples", "4"]
 
 def grade(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args],
+        [sys.executable, "-m", "grader.commands.cli", *args],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -135,11 +135,11 @@ def test_grading_leaves_nothing_in_the_working_folder(tmp_path):
 
 
 def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
-    # Run as ``python -m grader.cli`` the command line is ``__main__``: its errors must still be
-    # the one class the subcommands raise (grader.errors), not an "internal error".
+    # Run as ``python -m grader.commands.cli`` the command line is ``__main__``: its errors must
+    # still be the one class the subcommands raise (grader.shared.errors), not an "internal error".
     (tmp_path / "class").mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "batch", str(tmp_path / "class"), "-o",
+        [sys.executable, "-m", "grader.commands.cli", "batch", str(tmp_path / "class"), "-o",
          str(tmp_path / "out"), "--shard", "1/2"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

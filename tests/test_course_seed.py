@@ -23,8 +23,8 @@ import pytest
 from seedsupport import COURSE, SCHEMA, grade_json, make_answers, run, score_41
 from support import ROOT, SOLUTION
 
-from grader.result import HIDDEN_SEED
-from grader.seeds import PUBLIC_SEED
+from grader.judge.seeds import PUBLIC_SEED
+from grader.result.schema import HIDDEN_SEED
 
 
 @pytest.fixture(scope="module")
@@ -125,13 +125,13 @@ def test_sandboxed_workers_cannot_read_it_from_another_process(answers):
 
 
 def test_the_public_seed_is_the_judges_default():
-    from grader.properties import DEFAULT_SEED
+    from grader.judge.properties import DEFAULT_SEED
 
     assert PUBLIC_SEED == DEFAULT_SEED
 
 
 def test_choosing_the_seed_of_grade():
-    from grader.seeds import SeedError, for_grade
+    from grader.judge.seeds import SeedError, for_grade
 
     assert for_grade(None, {}).value == PUBLIC_SEED and not for_grade(None, {}).hidden
     assert for_grade(None, {"GRADE_SEED": " 42 "}) == for_grade(None, {"GRADE_SEED": "42"})
@@ -146,7 +146,7 @@ def test_choosing_the_seed_of_grade():
 
 
 def test_the_worker_environment_leaves_grade_seed_out():
-    from grader.sandbox.bounds import worker_environment
+    from grader.worker.bounds import worker_environment
 
     env = worker_environment("/tmp/home", {"GRADE_SEED": "42", "PATH": "/bin", "LANG": "C"})
     assert "GRADE_SEED" not in env and env["PATH"] == "/bin"
@@ -169,9 +169,9 @@ def test_seeds_are_whole_numbers_from_zero(tmp_path):
 def test_every_renderer_says_course_seed_for_a_hidden_seed():
     from report_cases import edge_result
 
-    from grader import report_text
-    from grader.formats import github, gradescope, junit
-    from grader.report_html import render_html
+    from grader.result import report_text
+    from grader.result.formats import github, gradescope, junit
+    from grader.result.report_html import render_html
 
     hidden = edge_result().with_seed_hidden()
     assert hidden.seed_hidden and hidden.seed_text == "course seed"

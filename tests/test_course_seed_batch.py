@@ -35,8 +35,8 @@ from seedsupport import (
 from support import ROOT, SOLUTION, make_submission
 from test_gradescope_bundle import run_autograder, simulated_root
 
-from grader.result import HIDDEN_SEED
-from grader.seeds import PUBLIC_SEED
+from grader.judge.seeds import PUBLIC_SEED
+from grader.result.schema import HIDDEN_SEED
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +117,8 @@ def test_a_batch_killed_with_kill_9_resumes_with_the_seed_it_drew(tmp_path):
         make_submission(klass / name, {e: None for e in ("3.2", "3.3", "4.2", "4.3")})
     out = tmp_path / "out"
     first = subprocess.Popen(
-        [sys.executable, "-m", "grader.cli", "batch", str(klass), "-o", str(out), "-j", "1"],
+        [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
+         "-j", "1"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     deadline = time.monotonic() + 300
@@ -154,7 +155,7 @@ def bundle_venv(folder: Path) -> Path:
     script.write_text(
         "#!/bin/sh\n"
         f'exec "{sys.executable}" -c "import sys; sys.path.insert(0, sys.argv.pop(1)); '
-        'from grader.cli import entry; entry()" "$AUTOGRADER_ROOT/source/package" "$@"\n'
+        'from grader.commands.cli import entry; entry()" "$AUTOGRADER_ROOT/source/package" "$@"\n'
     )
     script.chmod(0o755)
     return folder

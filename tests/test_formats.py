@@ -19,12 +19,12 @@ import jsonschema
 import pytest
 from report_cases import HOSTILE, all_results, edge_result, real_results, solution_tree
 
-from grader import formats
-from grader.cli import main
-from grader.formats import github, gradescope, junit
-from grader.formats.common import check_text, student_file
-from grader.registry import BY_ID
-from grader.result import GradeResult
+from grader.commands.cli import main
+from grader.result import formats
+from grader.result.formats import github, gradescope, junit
+from grader.result.formats.common import check_text, student_file
+from grader.result.schema import GradeResult
+from grader.shared.registry import BY_ID
 
 
 @pytest.fixture(params=["passing", "failing", "edge"])

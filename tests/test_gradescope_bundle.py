@@ -22,7 +22,7 @@ from nbsupport import solution_notebook
 from support import CORPUS, ROOT, grade_folder, make_submission
 
 from grader.commands.release import distinctive_lines, solution_leaks
-from grader.registry import BY_ID, EXERCISES
+from grader.shared.registry import BY_ID, EXERCISES
 
 MAX_EXAMPLES = 4
 SKIP_INSTALL = pytest.mark.skipif(
@@ -38,7 +38,7 @@ def bundle(tmp_path_factory) -> Path:
         [
             sys.executable,
             "-m",
-            "grader.cli",
+            "grader.commands.cli",
             "gradescope",
             str(out),
             "--max-examples",

@@ -11,10 +11,10 @@ import pytest
 from nbsupport import seed_style_notebook, solution_notebook, solution_source, write_notebook
 from support import ROOT, TEST_MAX_EXAMPLES
 
-from grader.judge import grade
-from grader.notebook import CONTRACT, notebook_submission, strip_magics
-from grader.registry import EXERCISES
-from grader.submission import SubmissionError, load_submission
+from grader.intake.notebook import CONTRACT, notebook_submission, strip_magics
+from grader.intake.submission import SubmissionError, load_submission
+from grader.judge.engine import grade
+from grader.shared.registry import EXERCISES
 
 ALL = [e.id for e in EXERCISES]
 
@@ -172,7 +172,7 @@ def test_a_corrupt_or_non_notebook_file_is_one_clear_error(tmp_path, content, ne
     with pytest.raises(SubmissionError, match=needle):
         load_submission(path)
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", str(path)],
+        [sys.executable, "-m", "grader.commands.cli", str(path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -214,7 +214,7 @@ def test_grade_on_a_notebook_prints_which_cells_were_used(tmp_path):
         [
             sys.executable,
             "-m",
-            "grader.cli",
+            "grader.commands.cli",
             str(path),
             "-e",
             "3.1",

@@ -13,14 +13,14 @@ from nbsupport import solution_source
 from support import ROOT
 
 from grader.commands.notebook import split_stub
-from grader.judge import grade
-from grader.registry import EXERCISES
-from grader.submission import load_submission
+from grader.intake.submission import load_submission
+from grader.judge.engine import grade
+from grader.shared.registry import EXERCISES
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "grader.cli", *args],
+        [sys.executable, "-m", "grader.commands.cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -82,7 +82,7 @@ def test_first_cell_installs_last_cell_grades_itself_with_the_html_report(notebo
     assert code[0].source.splitlines()[-1] == "%pip install -q -c constraints.txt -e ."
     last = code[-1].source
     ast.parse(last)
-    assert '"grader.cli", NOTEBOOK, "--html"' in last
+    assert '"grader.commands.cli", NOTEBOOK, "--html"' in last
     assert "chapter34.ipynb" in last and "display(HTML(" in last
 
 

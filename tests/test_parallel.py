@@ -10,8 +10,8 @@ import sys
 
 from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
 
-from grader import parallel
-from grader.result import CheckResult, ExerciseResult
+from grader.judge import parallel
+from grader.result.schema import CheckResult, ExerciseResult
 
 
 def without_duration(result) -> dict:
@@ -40,8 +40,8 @@ def test_forking_after_the_parent_used_torch_threads_does_not_hang():
         "torch.set_num_threads(2)\n"
         "a = torch.randn(1500, 1500); (a @ a).sum()\n"
         "torch.triu(torch.ones(1024, 1024), diagonal=1)\n"
-        "from grader.judge import grade\n"
-        "from grader.submission import load_submission\n"
+        "from grader.judge.engine import grade\n"
+        "from grader.intake.submission import load_submission\n"
         f"r = grade(load_submission({str(SOLUTION)!r}), ['3.2', '3.3'], max_examples=2,"
         " processes=2)\n"
         "print(r.score)\n"

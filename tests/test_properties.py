@@ -3,7 +3,7 @@ examples, and a failure carries the shrunk counterexample, a hint and the snippe
 
 from hypothesis import strategies as st
 
-from grader.properties import Check, CheckFailed, run_check
+from grader.judge.properties import Check, CheckFailed, run_check
 
 
 def recording_check(seen: list, fail_when=lambda n: False) -> Check:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from support import CORPUS, ROOT, make_submission
 
-from grader.judge import checks_for
-from grader.registry import BY_ID, EXERCISES
+from grader.judge.engine import checks_for
+from grader.shared.registry import BY_ID, EXERCISES
 
 FAST = "4"
 
@@ -30,7 +30,7 @@ def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 def grade_json(path: Path, *args: str) -> tuple[int, dict]:
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", str(path), "--format", "json", *args],
+        [sys.executable, "-m", "grader.commands.cli", str(path), "--format", "json", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

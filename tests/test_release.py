@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 from support import ROOT, SOLUTION
 
-from grader.cli import UsageError
+from grader.commands.cli import UsageError
 from grader.commands.release import (
     TORCH_CPU_INDEX,
     build_release,
     distinctive_lines,
     solution_leaks,
 )
-from grader.registry import EXERCISES
+from grader.shared.registry import EXERCISES
 
 SKIP_INSTALL = pytest.mark.skipif(
     os.environ.get("GRADER_SKIP_INSTALL_TESTS") == "1",
@@ -39,7 +39,7 @@ SKIP_INSTALL = pytest.mark.skipif(
 def release(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("rel") / "student-edition"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.cli", "release", str(out)],
+        [sys.executable, "-m", "grader.commands.cli", "release", str(out)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -69,7 +69,7 @@ def test_the_release_holds_what_a_student_needs_and_nothing_else(release):
         assert stub == (ROOT / "exercises" / ex.filename).read_text()
         assert "raise NotImplementedError" in stub
     assert (release / "reference" / "__init__.py").is_file()
-    assert (release / "grader" / "checks" / "ex3_1.py").is_file()
+    assert (release / "grader" / "judge" / "checks" / "ex3_1.py").is_file()
     assert not list(release.rglob("__pycache__"))
     assert not list(release.rglob("test_*.py")) and not (release / "tests").exists()
     assert (release / "constraints.txt").read_text() == (ROOT / "constraints.txt").read_text()
@@ -83,10 +83,11 @@ def test_no_file_of_the_release_holds_a_solution(release):
     leaky = release.parent / "leaky"
     shutil.copytree(release, leaky)
     shutil.copyfile(
-        SOLUTION / "exercises" / EXERCISES[5].filename, leaky / "grader" / "checks" / "helper.py"
+        SOLUTION / "exercises" / EXERCISES[5].filename,
+        leaky / "grader" / "judge" / "checks" / "helper.py",
     )
     leaks = solution_leaks(leaky, solutions)
-    assert len(leaks) == 1 and "grader/checks/helper.py" in leaks[0]
+    assert len(leaks) == 1 and "grader/judge/checks/helper.py" in leaks[0]
 
 
 def test_refuses_to_release_solved_exercises(tmp_path):
@@ -114,7 +115,9 @@ def test_student_pyproject_installs_the_same_package_with_pytest_grading(release
     theirs = tomllib.loads((release / "pyproject.toml").read_text())
     assert theirs["project"]["dependencies"] == ours["project"]["dependencies"]
     assert theirs["project"]["scripts"] == ours["project"]["scripts"]
-    assert theirs["project"]["entry-points"]["pytest11"] == {"grade": "grader.pytest_plugin"}
+    assert theirs["project"]["entry-points"]["pytest11"] == {
+        "grade": "grader.commands.pytest_plugin"
+    }
     assert theirs["tool"]["setuptools"] == ours["tool"]["setuptools"]
     assert theirs["tool"]["pytest"]["ini_options"]["grade_path"] == "."
     assert "dev" not in theirs["project"].get("optional-dependencies", {})

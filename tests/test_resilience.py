@@ -1,6 +1,6 @@
 """The worker's dispatch is out of student reach, and one exercise's trouble stays in it.
 
-- ``grader.guard.Guard`` notices every way student code can rewrite the grader in the worker
+- ``grader.worker.guard.Guard`` notices every way student code can rewrite the grader in the worker
   (a probe table, a function's code, a module binding, a class's method, a closure cell, a
   module in ``sys.modules``, the reply channel, a trace hook) and never fires on its own.
 - The two tampering attacks of the hostile corpus (a swapped probe table, a rewritten
@@ -22,15 +22,15 @@ import types
 import pytest
 from support import ROOT, SOLUTION, grade_folder, make_submission
 
-import grader.cli
-import grader.judge
-from grader import guard as guard_module
-from grader import probes
+import grader.commands.cli
+import grader.judge.engine
 from grader.batch.dashboard import render_dashboard
 from grader.batch.ledger import Ledger
-from grader.launcher import Limits, ReplyReader
-from grader.result import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
-from grader.worker import dispatcher
+from grader.judge.launch.handle import Limits, ReplyReader
+from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
+from grader.worker import guard as guard_module
+from grader.worker import probes
+from grader.worker.serve import dispatcher
 
 HOSTILE = ROOT / "tests" / "hostile"
 LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60.0)
@@ -70,9 +70,9 @@ def _setattr(owner, name, value):
 
 
 def _swap_module():
-    old = sys.modules["grader.wire"]
-    sys.modules["grader.wire"] = types.ModuleType("grader.wire")
-    return lambda: sys.modules.__setitem__("grader.wire", old)
+    old = sys.modules["grader.protocol.wire"]
+    sys.modules["grader.protocol.wire"] = types.ModuleType("grader.protocol.wire")
+    return lambda: sys.modules.__setitem__("grader.protocol.wire", old)
 
 
 def _trace():
@@ -81,15 +81,15 @@ def _trace():
 
 
 ATTACKS = {
-    "probe table": (_swap_table, "grader.probes.PROBES was changed"),
-    "__code__": (_swap_code, "the code of grader.probes._forward was changed"),
-    "module binding": (lambda: _setattr(probes, "plain", _other), "grader.probes.plain"),
+    "probe table": (_swap_table, "grader.worker.probes.PROBES was changed"),
+    "__code__": (_swap_code, "the code of grader.worker.probes._forward was changed"),
+    "module binding": (lambda: _setattr(probes, "plain", _other), "grader.worker.probes.plain"),
     "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "_forward"),
     "class method": (
         lambda: _setattr(ReplyReader, "get", _other),
-        "grader.launcher.ReplyReader.get was replaced",
+        "grader.judge.launch.handle.ReplyReader.get was replaced",
     ),
-    "sys.modules": (_swap_module, "the module grader.wire was replaced"),
+    "sys.modules": (_swap_module, "the module grader.protocol.wire was replaced"),
     "reply channel": (lambda: _setattr(os, "write", _other), "os.write was replaced"),
     "profile hook": (_trace, "a trace or profile hook"),
 }
@@ -206,17 +206,17 @@ def test_the_dashboard_flags_tampering(tmp_path):
 
 
 def test_a_grader_bug_costs_one_exercise_and_exit_status_2(monkeypatch, capsys):
-    real = grader.judge.run_check
+    real = grader.judge.engine.run_check
 
     def run_check(check, worker, exercise_id, *args, **kwargs):
         if exercise_id == "3.1":
             raise KeyError("a bug \x1b[31m of ours")
         return real(check, worker, exercise_id, *args, **kwargs)
 
-    monkeypatch.setattr(grader.judge, "run_check", run_check)
-    monkeypatch.setattr(grader.cli, "limits_from", lambda args: LIMITS)
+    monkeypatch.setattr(grader.judge.engine, "run_check", run_check)
+    monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: LIMITS)
     monkeypatch.delenv("GRADE_TRACE_LOG", raising=False)
-    code = grader.cli.main([str(SOLUTION), "-e", "3.1", "-e", "4.1", "--format", "json",
+    code = grader.commands.cli.main([str(SOLUTION), "-e", "3.1", "-e", "4.1", "--format", "json",
                             "--max-examples", "2"])  # fmt: skip
     out, err = capsys.readouterr()
     assert code == 2

@@ -18,11 +18,12 @@ import pytest
 import torch
 from support import SOLUTION, grade_folder, make_submission
 
-import grader.cli
-import grader.sandbox
+import grader.commands.cli
+import grader.judge.launch.starter
 import reference
-from grader.launcher import Limits, WorkerLost, start_spawn
-from grader.sandbox import (
+from grader.judge.launch.forkserver import ForkServer
+from grader.judge.launch.handle import Limits, WorkerLost, start_spawn
+from grader.judge.launch.starter import (
     LAYER_NAMES,
     SandboxStarter,
     SandboxUnavailable,
@@ -30,8 +31,7 @@ from grader.sandbox import (
     off_layers,
     supported,
 )
-from grader.sandbox.bounds import KEEP_ENV, worker_environment
-from grader.sandbox.server import ForkServer
+from grader.worker.bounds import KEEP_ENV, worker_environment
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux")
 
@@ -81,7 +81,7 @@ def test_layers_are_reported_by_name(starter):
     layers = starter.layers()
     assert set(layers) == set(LAYER_NAMES)
     assert all(isinstance(v["on"], bool) and isinstance(v["detail"], str) for v in layers.values())
-    from grader.sandbox.linux import landlock_abi
+    from grader.worker.sandbox.linux import landlock_abi
 
     assert layers["landlock"]["on"] == (landlock_abi() > 0)
     assert layers["fork server"]["on"]
@@ -122,9 +122,9 @@ def test_strict_refuses_when_a_layer_is_off():
 
 def test_strict_sandbox_flag_is_one_line_and_exit_status_2(monkeypatch, capsys):
     server = ForkServer(disable={"pid"}, spares=0).start()
-    monkeypatch.setattr(grader.sandbox, "default_server", lambda: server)
+    monkeypatch.setattr(grader.judge.launch.starter, "default_server", lambda: server)
     try:
-        code = grader.cli.main([str(SOLUTION), "-e", "3.1", "--strict-sandbox"])
+        code = grader.commands.cli.main([str(SOLUTION), "-e", "3.1", "--strict-sandbox"])
     finally:
         server.close()
     err = capsys.readouterr().err.strip()
@@ -135,11 +135,11 @@ def test_strict_sandbox_flag_is_one_line_and_exit_status_2(monkeypatch, capsys):
 def test_strict_accepts_a_full_sandbox(starter):
     if off_layers(starter.layers()):
         pytest.skip(f"layers off on this machine: {off_layers(starter.layers())}")
-    grader.sandbox.default_starter(strict=True)  # does not raise
+    grader.judge.launch.starter.default_starter(strict=True)  # does not raise
 
 
 def test_layers_off_are_stated_once(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(grader.sandbox, "_announced", False)
+    monkeypatch.setattr(grader.judge.launch.starter, "_announced", False)
     server = ForkServer(disable={"ipc"}, spares=0).start()
     try:
         starter = SandboxStarter(server)
@@ -309,9 +309,9 @@ def test_spawn_with_a_reply_thread(tmp_path):
 CONTAINED_CHECK = """
 import os, sys, tempfile
 from pathlib import Path
-from grader.launcher import Limits
-from grader.sandbox import SandboxStarter
-from grader.sandbox.server import ForkServer
+from grader.judge.launch.handle import Limits
+from grader.judge.launch.starter import SandboxStarter
+from grader.judge.launch.forkserver import ForkServer
 
 def proc_mounts():
     return [l for l in open("/proc/self/mountinfo") if l.split()[4] == "/proc"]

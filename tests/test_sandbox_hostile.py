@@ -31,19 +31,19 @@ import torch
 from support import ROOT, SOLUTION, make_submission
 
 import grader
-import grader.cli
+import grader.commands.cli
 import reference
-from grader.launcher import Limits, start_spawn
-from grader.registry import BY_ID, EXERCISES
-from grader.sandbox import SandboxStarter, default_server, supported
-from grader.sandbox.server import ForkServer
+from grader.judge.launch.forkserver import ForkServer
+from grader.judge.launch.handle import Limits, start_spawn
+from grader.judge.launch.starter import SandboxStarter, default_server, supported
+from grader.shared.registry import BY_ID, EXERCISES
 
 HOSTILE = ROOT / "tests" / "hostile"
 LIMITS = Limits(call_timeout_s=4.0, import_timeout_s=8.0, exercise_budget_s=60.0, memory_mb=1024)
 SPAWN_LIMITS = Limits(
     call_timeout_s=4.0, import_timeout_s=40.0, exercise_budget_s=60.0, memory_mb=1024
 )
-GRADED = [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.checks.{e.module}")]
+GRADED = [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.judge.checks.{e.module}")]
 OTHER = {"3.1": "4.1", "4.1": "3.1", "4.2": "4.1", "4.3": "4.1"}
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux")
@@ -115,8 +115,8 @@ def tree_digest(folder: Path) -> dict[str, str]:
 WATCHED = [
     Path(reference.__file__),
     Path(grader.__file__),
-    Path(grader.__file__).parent / "judge.py",
-    Path(grader.__file__).parent / "properties.py",
+    Path(grader.__file__).parent / "judge" / "engine.py",
+    Path(grader.__file__).parent / "judge" / "properties.py",
     Path(torch.__file__),
 ]
 ORIGINALS = {p: p.read_bytes() for p in WATCHED}  # to put back if a breach changed them
@@ -130,7 +130,7 @@ def marked_files(marker: str) -> list[Path]:
         Path("/var/tmp"),
         Path("/dev/shm"),
         Path.home(),
-        Path(grader.__file__).parent / "checks",
+        Path(grader.__file__).parent / "judge" / "checks",
     ):
         found += [p for p in folder.glob(f"*{marker}*")]
     return found
@@ -237,13 +237,13 @@ def run_cli(
     limits: Limits = LIMITS,
 ) -> tuple[int, dict]:
     """``grade SUBMISSION -e ... --format json`` in this process, with test limits."""
-    monkeypatch.setattr(grader.cli, "limits_from", lambda args: limits)
+    monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: limits)
     if starter is not None:
-        monkeypatch.setattr(grader.cli, "starter_from", lambda args: starter)
+        monkeypatch.setattr(grader.commands.cli, "starter_from", lambda args: starter)
     argv = [str(submission), "--format", "json", "--max-examples", "3"]
     for ex in exercises:
         argv += ["-e", ex]
-    code = grader.cli.main(argv)
+    code = grader.commands.cli.main(argv)
     captured = capsys.readouterr()
     out = captured.out
     assert "{" in out, f"exit status {code}: {captured.err}"
@@ -347,7 +347,7 @@ def test_secrets_in_the_graders_environment_stay_out(tmp_path):
         [
             sys.executable,
             "-m",
-            "grader.cli",
+            "grader.commands.cli",
             str(submission),
             "-e",
             "4.2",

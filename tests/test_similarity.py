@@ -21,7 +21,7 @@ from grader.batch import answers, insight, similarity
 from grader.batch.entries import content_hash, discover
 from grader.batch.ledger import Ledger
 from grader.batch.tokens import NEWLINE, normalize
-from grader.registry import BY_ID, EXERCISES
+from grader.shared.registry import BY_ID, EXERCISES
 
 SETTINGS = SimpleNamespace(unzip_mb=64, unzip_files=2000)
 

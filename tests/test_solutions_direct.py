@@ -12,7 +12,7 @@ import pytest
 import torch
 from support import CORPUS, SOLUTION
 
-from grader.registry import EXERCISES
+from grader.shared.registry import EXERCISES
 from reference import (
     GPT_CONFIG_124M,
     GPTModel,

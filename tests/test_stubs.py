@@ -8,7 +8,7 @@ import sys
 import pytest
 from support import ROOT, grade_folder
 
-from grader.registry import EXERCISES
+from grader.shared.registry import EXERCISES
 
 
 def test_transfer_weights_stub_message():

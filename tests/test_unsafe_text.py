@@ -30,15 +30,16 @@ from hypothesis import strategies as st
 from support import ROOT, SOLUTION, make_submission
 
 import grader
-import grader.cli
-from grader import report_text, wire
-from grader.formats import github, gradescope, junit
-from grader.judge import grade, grade_exercise
-from grader.launcher import Limits, WorkerHandle
-from grader.registry import BY_ID
-from grader.report_html import render_html
-from grader.result import SCHEMA_PATH, GradeResult
-from grader.safetext import safe_name, safe_text, safe_value
+import grader.commands.cli
+from grader.judge.engine import grade, grade_exercise
+from grader.judge.launch.handle import Limits, WorkerHandle
+from grader.protocol import wire
+from grader.result import report_text
+from grader.result.formats import github, gradescope, junit
+from grader.result.report_html import render_html
+from grader.result.schema import SCHEMA_PATH, GradeResult
+from grader.shared.registry import BY_ID
+from grader.shared.safetext import safe_name, safe_text, safe_value
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 LIMITS = Limits(call_timeout_s=20.0, import_timeout_s=20.0, exercise_budget_s=60.0)
@@ -308,9 +309,9 @@ def test_a_real_worker_and_the_command_line(nasty_submission, tmp_path, monkeypa
         result.exercises[0].checks[0].message)  # fmt: skip
     check_every_output(result, tmp_path)
 
-    monkeypatch.setattr(grader.cli, "limits_from", lambda args: LIMITS)
+    monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: LIMITS)
     for fmt in ("text", "json", "github", "junit", "gradescope"):
-        code = grader.cli.main([str(nasty_submission), "-e", "3.1", "-e", "4.1",
+        code = grader.commands.cli.main([str(nasty_submission), "-e", "3.1", "-e", "4.1",
                                 "--max-examples", "2", "--format", fmt])  # fmt: skip
         out, err = capsys.readouterr()
         assert code == 1, err
@@ -318,7 +319,7 @@ def test_a_real_worker_and_the_command_line(nasty_submission, tmp_path, monkeypa
 
 
 def load(path):
-    from grader.submission import load_submission
+    from grader.intake.submission import load_submission
 
     return load_submission(path)
 
@@ -327,7 +328,7 @@ def test_an_ascii_terminal_gets_every_format(nasty_submission):
     """The crash of issue 17 was an encoding error on output: any stream must do."""
     for fmt in ("text", "gradescope", "github", "junit"):
         run = subprocess.run(
-            [sys.executable, "-m", "grader.cli", str(nasty_submission), "-e", "3.1",
+            [sys.executable, "-m", "grader.commands.cli", str(nasty_submission), "-e", "3.1",
              "--max-examples", "1", "--format", fmt],
             capture_output=True, cwd=ROOT, timeout=300,
             env={**os.environ, "PYTHONIOENCODING": "ascii", "NO_COLOR": "1"},

@@ -14,7 +14,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader import wire
+from grader.protocol import wire
 
 
 def roundtrip(value):

@@ -1,7 +1,7 @@
 """Each submission's answers, as graded, kept in gradebook.sqlite for the similarity report.
 
 An answer is the text of one exercise file as the grader read it: a folder's or a zip's file,
-or for a notebook the exercise file that ``grader.notebook`` extracts from it (the same
+or for a notebook the exercise file that ``grader.intake.notebook`` extracts from it (the same
 extraction grading uses). Keeping the text in OUT lets ``grade merge`` compare the answers of
 shards graded on other machines, and the dashboard show two answers side by side. A
 submission's answers are read again only when its content hash changes; their fingerprints
@@ -55,7 +55,7 @@ def read_answers(
     file that is not UTF-8, or a link, is left out; only its first ``MAX_ANSWER_BYTES`` are
     read."""
     from grader.batch.intake import open_entry
-    from grader.submission import SubmissionError
+    from grader.intake.submission import SubmissionError
 
     try:
         submission = open_entry(entry, scratch, max_bytes, max_files)

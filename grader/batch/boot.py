@@ -14,7 +14,7 @@ def init(sandbox: str, parent: int) -> None:
     # workers (whose fork server inherits the variable).
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if sandbox != "none":
-        from grader.sandbox import prestart
+        from grader.judge.launch.starter import prestart
 
         prestart()
     from grader.batch.pool import init_judge

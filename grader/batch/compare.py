@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.seeds import PUBLIC_SEED
+from grader.judge.seeds import PUBLIC_SEED
 
 if TYPE_CHECKING:
     from grader.batch.config import Settings

@@ -40,10 +40,10 @@ from pathlib import Path
 from typing import Any
 
 import grader
-from grader.launcher import Limits
-from grader.registry import BY_ID, EXERCISES
-from grader.seeds import MAX_SEED
-from grader.seeds import PUBLIC_SEED as DEFAULT_SEED
+from grader.judge.launch.handle import Limits
+from grader.judge.seeds import MAX_SEED
+from grader.judge.seeds import PUBLIC_SEED as DEFAULT_SEED
+from grader.shared.registry import BY_ID, EXERCISES
 
 CONFIG_NAME = "grading.toml"
 TOP_KEYS = ("exercises", "seed", "max_examples", "limits", "points")
@@ -180,7 +180,7 @@ def _points(source: str, table: Any) -> tuple[dict[str, float], dict[str, dict[s
 
 
 def _check_points(source: str, ex_id: str, table: Any) -> dict[str, float]:
-    from grader.judge import checks_for  # imports the check modules (and torch): only here
+    from grader.judge.engine import checks_for  # imports the check modules (and torch): only here
 
     where = f'points."{ex_id}".checks'
     if not isinstance(table, dict):

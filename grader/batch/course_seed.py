@@ -1,4 +1,4 @@
-"""The seed a batch grades with: the course's grading seed (see ``grader.seeds``).
+"""The seed a batch grades with: the course's grading seed (see ``grader.judge.seeds``).
 
 ``--seed`` wins, then ``seed`` in grading.toml; otherwise a seed is drawn at random on the first
 run and kept in OUT's database (meta ``drawn_seed``), so that a resumed or repeated batch grades
@@ -15,8 +15,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
-from grader.errors import UsageError
-from grader.seeds import Seed, SeedError, course_seed, draw_seed, parse_seed
+from grader.judge.seeds import Seed, SeedError, course_seed, draw_seed, parse_seed
+from grader.shared.errors import UsageError
 
 if TYPE_CHECKING:
     from grader.batch.config import Settings

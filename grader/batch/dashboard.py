@@ -24,9 +24,9 @@ from grader.batch.compare import public_gaps
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.insight_view import failures_view, similarity_view
 from grader.batch.ledger import atomic_write
-from grader.registry import BY_ID
-from grader.result import TAMPERED
-from grader.seeds import PUBLIC_SEED
+from grader.judge.seeds import PUBLIC_SEED
+from grader.result.schema import TAMPERED
+from grader.shared.registry import BY_ID
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BINS = 10

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from grader.safetext import safe_name
+from grader.shared.safetext import safe_name
 
 Kind = Literal["folder", "zip", "notebook", "other"]
 SKIPPED_DIRS = {"__pycache__", ".ipynb_checkpoints"}

@@ -17,7 +17,7 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
-from grader.submission import SubmissionError
+from grader.intake.submission import SubmissionError
 
 CHUNK = 1 << 16
 IGNORED_TOP = "__MACOSX"
@@ -117,7 +117,7 @@ def submission_root(folder: Path, depth: int = 4) -> Path:
     the exercise files (``alice/exercises/...`` -> ``alice``), found when it is the only one
     within ``depth`` levels; else the only notebook there; else ``folder`` itself (and
     ``load_submission`` says what is missing)."""
-    from grader.registry import EXERCISES
+    from grader.shared.registry import EXERCISES
 
     names = {e.filename for e in EXERCISES}
     roots: set[Path] = set()

@@ -30,7 +30,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from grader.result import HIDDEN_SEED
+from grader.result.schema import HIDDEN_SEED
 
 DB_NAME = "gradebook.sqlite"
 RESULTS, REPORTS, SCRATCH = "results", "reports", ".work"
@@ -115,10 +115,10 @@ def connect(path: Path) -> sqlite3.Connection:
 def write_report(result_dict: dict, path: Path) -> bool:
     """Render the HTML report of one result to ``path`` atomically; False without the renderer."""
     try:
-        from grader.report_html import write_html
+        from grader.result.report_html import write_html
     except ImportError:
         return False
-    from grader.result import from_dict
+    from grader.result.schema import from_dict
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -3,7 +3,7 @@
 Each judge process is started once per batch (``spawn``: a clean interpreter, whatever threads
 the main process runs), imports torch and the checks once, limits torch to one thread (the
 processes already fill the cores), and owns one worker starter: the warm fork server of
-``grader.sandbox`` when it is there, so that no submission pays for an import of torch.
+``grader.judge.launch.starter`` when it is there, so that no submission pays for an import of torch.
 Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
 
 Processes, not threads: hypothesis and the reference computations are Python under the GIL,
@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 
-from grader import resilience
 from grader.batch import boot
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
 from grader.batch.intake import encoding_problems, open_entry
-from grader.submission import Submission, SubmissionError
+from grader.intake.submission import Submission, SubmissionError
+from grader.judge import resilience
 
 MAX_ATTEMPTS = 2
 _STARTER = None  # the worker starter of this judge process (set by ``init_judge``)
@@ -64,8 +64,8 @@ class Outcome:
 
 def make_starter(sandbox: str):
     """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
-    from grader.cli import starter_from
-    from grader.early import default_starter
+    from grader.commands.cli import starter_from
+    from grader.judge.early import default_starter
 
     chosen = starter_from(
         SimpleNamespace(no_sandbox=sandbox == "none", strict_sandbox=sandbox == "strict")
@@ -93,15 +93,15 @@ def init_judge(sandbox: str, parent: int) -> None:
 def _exit_now() -> None:
     """End a judge process at once when the pool shuts it down: tearing down an interpreter
     that holds torch takes seconds, and this process has nothing left to save."""
-    if sys.modules.get("grader.sandbox"):
-        sys.modules["grader.sandbox"].close_default_server()
+    if sys.modules.get("grader.judge.launch.starter"):
+        sys.modules["grader.judge.launch.starter"].close_default_server()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
 
 
 def _grade(submission: Submission, settings: Settings, start=None):
-    from grader.judge import grade
+    from grader.judge.engine import grade
 
     return grade(
         submission,
@@ -119,7 +119,9 @@ def _grade(submission: Submission, settings: Settings, start=None):
 def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
     """The row of an entry that could not be graded: every exercise an error with the reason."""
     empty = Submission(job.entry.name, job.scratch, {})
-    from grader.launcher import start_spawn  # never called: with no files no worker starts
+    from grader.judge.launch.handle import (
+        start_spawn,  # never called: with no files no worker starts
+    )
 
     result = _grade(empty, job.settings, start_spawn)  # every exercise "missing"
     for ex in result.exercises:

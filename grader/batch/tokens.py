@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from grader.registry import EXERCISES
+from grader.shared.registry import EXERCISES
 
 VARIABLE = "V"
 STRING = "S"

@@ -19,10 +19,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.cli import EXIT_FAILED, EXIT_PASSED, add_grading_options
-from grader.errors import UsageError
-from grader.resilience import TRACE_LOG_ENV, log_trace, set_label
-from grader.safetext import one_line, safe_name
+from grader.commands.cli import EXIT_FAILED, EXIT_PASSED, add_grading_options
+from grader.judge.resilience import TRACE_LOG_ENV, log_trace, set_label
+from grader.shared.errors import UsageError
+from grader.shared.safetext import one_line, safe_name
 
 TRACE_LOG = "grader-errors.log"  # in OUT: tracebacks of the grader's own failures
 
@@ -153,8 +153,8 @@ def outcome_row(outcome) -> tuple[dict, dict, str]:
 
     An exercise the grader itself failed on makes the row an ``error`` graded again next
     time (its traceback is in OUT/grader-errors.log); a tampered exercise is shown."""
-    from grader.result import grader_failed, is_tampered
-    from grader.safetext import MESSAGE_LIMIT, safe_value
+    from grader.result.schema import grader_failed, is_tampered
+    from grader.shared.safetext import MESSAGE_LIMIT, safe_value
 
     result = safe_value(outcome.result, MESSAGE_LIMIT)
     status, reason, retry = outcome.status, outcome.reason, outcome.retry
@@ -233,7 +233,7 @@ def main(argv: list[str]) -> int:
         raise UsageError(shard_needs_seed())
     if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
         from grader.batch.pool import make_starter
-        from grader.sandbox import close_default_server
+        from grader.judge.launch.starter import close_default_server
 
         make_starter("strict")
         close_default_server()

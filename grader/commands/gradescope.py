@@ -27,10 +27,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.cli import EXIT_PASSED, EXIT_USAGE
-from grader.errors import UsageError
-from grader.registry import EXERCISES
-from grader.seeds import PUBLIC_SEED, seed_argument
+from grader.commands.cli import EXIT_PASSED, EXIT_USAGE
+from grader.judge.seeds import PUBLIC_SEED, seed_argument
+from grader.shared.errors import UsageError
+from grader.shared.registry import EXERCISES
 
 PACKAGE_DIR = "package"  # where the student edition sits inside the bundle
 SETTINGS = "bundle.json"  # grading options chosen when the bundle was built
@@ -69,7 +69,7 @@ if [ -n "$TORCH_INDEX" ]; then EXTRA=(--extra-index-url "$TORCH_INDEX"); fi
 "$VENV/bin/pip" install -q ${{EXTRA[@]+"${{EXTRA[@]}}"}} -c "$SOURCE/{package}/constraints.txt" \\
   -e "$SOURCE/{package}"
 # Import everything once, so that the first submission does not pay for it.
-"$VENV/bin/python" -c "import torch, hypothesis, grader.judge, reference"
+"$VENV/bin/python" -c "import torch, hypothesis, grader.judge.engine, reference"
 echo "setup.sh: grader installed in $VENV"
 """
 
@@ -113,7 +113,7 @@ def bundle_settings(
     """What ``bundle.json`` holds (the grading settings: ``config``, a grading.toml, then the
     options; and the course seed), and where the seed came from."""
     from grader.batch.config import ConfigError, build_settings, read_config
-    from grader.seeds import draw_seed
+    from grader.judge.seeds import draw_seed
 
     try:
         values = read_config(config) if config is not None else {}
@@ -204,7 +204,7 @@ def find_submission(folder: Path) -> Path:
 
 
 def _results(result, notes: list[str]) -> dict:
-    from grader import formats
+    from grader.result import formats
 
     buffer = io.StringIO()
     formats.emit("gradescope", result, buffer)
@@ -221,10 +221,10 @@ def _failure(message: str) -> dict:
 
 def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
-    from grader import report_text
-    from grader.judge import grade
-    from grader.launcher import Limits
-    from grader.submission import SubmissionError, load_submission
+    from grader.intake.submission import SubmissionError, load_submission
+    from grader.judge.engine import grade
+    from grader.judge.launch.handle import Limits
+    from grader.result import report_text
 
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)

@@ -15,8 +15,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from grader.cli import EXIT_FAILED, EXIT_PASSED
-from grader.errors import UsageError
+from grader.commands.cli import EXIT_FAILED, EXIT_PASSED
+from grader.shared.errors import UsageError
 
 
 def parser() -> argparse.ArgumentParser:

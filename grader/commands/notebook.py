@@ -13,10 +13,10 @@ import ast
 import re
 from pathlib import Path
 
-from grader.cli import EXIT_PASSED
-from grader.errors import UsageError
-from grader.notebook import TAG_PREFIX
-from grader.registry import EXERCISES, Exercise
+from grader.commands.cli import EXIT_PASSED
+from grader.intake.notebook import TAG_PREFIX
+from grader.shared.errors import UsageError
+from grader.shared.registry import EXERCISES, Exercise
 
 DEFAULT_INSTALL = "-q -c constraints.txt -e ."
 
@@ -65,7 +65,7 @@ candidates = [os.environ.get("JPY_SESSION_NAME"), globals().get("__vsc_ipynb_fil
 NOTEBOOK = next(p for p in candidates if p and Path(p).is_file() and p.endswith(".ipynb"))
 REPORT = Path("grade-report.html")
 proc = subprocess.run(
-    [sys.executable, "-m", "grader.cli", NOTEBOOK, "--html", str(REPORT)],
+    [sys.executable, "-m", "grader.commands.cli", NOTEBOOK, "--html", str(REPORT)],
     capture_output=True, text=True,
 )
 print(proc.stdout)

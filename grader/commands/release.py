@@ -20,10 +20,10 @@ import tomllib
 from pathlib import Path
 
 import grader
-from grader.cli import EXIT_PASSED
+from grader.commands.cli import EXIT_PASSED
 from grader.commands.edition_text import GITIGNORE, README, WORKFLOW
-from grader.errors import UsageError
-from grader.registry import EXERCISES
+from grader.shared.errors import UsageError
+from grader.shared.registry import EXERCISES
 
 PACKAGES = ("grader", "reference", "exercises")
 TOP_LEVEL_FILES = ("constraints.txt",)
@@ -52,12 +52,12 @@ def _lines_of(paths) -> set[str]:
 
 def distinctive_lines(root: Path, min_length: int = 20) -> dict[str, set[str]]:
     """For each instructor solution file, its lines that appear nowhere in the stubs, the
-    reference or the grader's core modules (``with torch.no_grad():`` is not a solution)."""
+    reference or the grader (``with torch.no_grad():`` is not a solution)."""
     common = _lines_of(
         [
             *(root / "exercises").glob("*.py"),
             *(root / "reference").glob("*.py"),
-            *(root / "grader").glob("*.py"),
+            *(root / "grader").rglob("*.py"),
         ]
     )
     found: dict[str, set[str]] = {}
@@ -151,7 +151,7 @@ def student_pyproject(root: Path) -> str:
     project["readme"] = "README.md"
     project["optional-dependencies"] = {"test": ["pytest>=8"]}
     entry_points = dict(project.get("entry-points", {}))
-    entry_points.setdefault("pytest11", {"grade": "grader.pytest_plugin"})
+    entry_points.setdefault("pytest11", {"grade": "grader.commands.pytest_plugin"})
     project["entry-points"] = entry_points
     tool = {"setuptools": doc.get("tool", {}).get("setuptools", {})}
     tool["pytest"] = {
@@ -180,7 +180,7 @@ def readme(root: Path) -> str:
 
 
 def _contract_names(exercise_id: str) -> str:
-    from grader.notebook import CONTRACT
+    from grader.intake.notebook import CONTRACT
 
     return ", ".join(f"`{n}`" for n in CONTRACT[exercise_id])
 

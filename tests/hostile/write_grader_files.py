@@ -15,10 +15,10 @@ from reference import GPT_CONFIG_124M, GPTModel
 for target in (
     Path(reference.__file__),
     Path(grader.__file__),
-    Path(grader.__file__).parent / "judge.py",
-    Path(grader.__file__).parent / "properties.py",
+    Path(grader.__file__).parent / "judge" / "engine.py",
+    Path(grader.__file__).parent / "judge" / "properties.py",
     Path(torch.__file__),
-    Path(grader.__file__).parent / "checks" / "@MARKER@.py",
+    Path(grader.__file__).parent / "judge" / "checks" / "@MARKER@.py",
 ):
     try:
         with open(target, "a") as f:

@@ -1,0 +1,269 @@
+"""The ``grade`` command line (DESIGN §7).
+
+Exit status: 0 when every check passed, 1 when some check failed, 2 on a usage error or a
+failure of the grader itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.shared import timing
+from grader.shared.errors import UsageError
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+FORMATS = ("text", "json", "gradescope", "github", "junit")
+SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
+
+
+def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
+    from grader.judge.seeds import seed_argument
+
+    p.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        metavar="N",
+        help=seed_help
+        or "draw other examples (default: the public seed, or the course's GRADE_SEED if set)",
+    )
+    p.add_argument(
+        "--max-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="examples per check (default: each check's own)",
+    )
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds one call into student code may take",
+    )
+    p.add_argument(
+        "--exercise-budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds all checks of one exercise may take",
+    )
+    p.add_argument(
+        "--memory-mb", type=int, default=None, metavar="MB", help="memory a worker may use"
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run workers as plain subprocesses, without OS isolation",
+    )
+    p.add_argument(
+        "--strict-sandbox",
+        action="store_true",
+        help="refuse to grade when a sandbox layer is unavailable",
+    )
+
+
+def grade_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="grade",
+        description="Grade the chapter 3-4 exercises. Other commands: "
+        "grade batch | merge | release | notebook | gradescope (see grade COMMAND -h).",
+    )
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        type=Path,
+        help="a folder with exercises/, or a notebook (default: .)",
+    )
+    p.add_argument(
+        "-e",
+        "--exercise",
+        action="append",
+        dest="exercises",
+        metavar="ID",
+        help="grade only this exercise (3.1 ... 4.3); repeatable",
+    )
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON result here")
+    p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
+    p.add_argument(
+        "--format", choices=FORMATS, default="text", help="what to print on stdout (default: text)"
+    )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="show every failure's counterexample and snippet",
+    )
+    add_grading_options(p)
+    return p
+
+
+def freeze_imports() -> None:
+    """Move everything imported so far out of the garbage collector's sight: collections then
+    look only at what grading makes (hypothesis runs a full one at its first test), and forked
+    judge processes do not copy the pages a collection would touch. (No collection first: the
+    little garbage an import leaves costs less to keep than a full collection, 0.07 s.)"""
+    import gc
+
+    gc.freeze()
+
+
+def limits_from(args: argparse.Namespace):
+    from grader.judge.launch.handle import Limits
+
+    changes = {
+        "call_timeout_s": args.call_timeout,
+        "exercise_budget_s": args.exercise_budget,
+        "memory_mb": args.memory_mb,
+    }
+    return Limits(**{k: v for k, v in changes.items() if v is not None})
+
+
+def starter_from(args: argparse.Namespace):
+    """The worker starter the options ask for (``None``: the judge's default)."""
+    if args.no_sandbox:
+        from grader.judge.launch.handle import start_spawn
+
+        return start_spawn
+    if args.strict_sandbox:
+        from grader.judge.launch.starter import default_starter
+
+        return default_starter(strict=True)
+    return None
+
+
+def emit(result, args: argparse.Namespace) -> None:
+    """Write the result in the requested format(s)."""
+    from grader.result import report_text
+
+    if args.json:
+        args.json.write_text(result.to_json() + "\n", encoding="utf-8")
+    if args.html:
+        from grader.result.report_html import write_html
+
+        write_html(result, args.html)
+    if args.format == "text":
+        report_text.write(result, sys.stdout, verbose=args.verbose)
+    elif args.format == "json":
+        sys.stdout.write(result.to_json() + "\n")
+    else:
+        from grader.result import formats
+
+        formats.emit(args.format, result, sys.stdout, root=args.path)
+
+
+def run_grade(argv: list[str]) -> int:
+    args = grade_parser().parse_args(argv)
+    # Everything the user can get wrong is checked before torch is imported (a second).
+    from grader.judge.seeds import SeedError, for_grade
+    from grader.shared import registry
+
+    try:  # --seed, else the course's GRADE_SEED (CI), else the public seed
+        seed = for_grade(args.seed)
+    except SeedError as exc:
+        raise UsageError(str(exc)) from None
+    from grader.intake.submission import SubmissionError, load_submission
+
+    try:
+        registry.select(args.exercises)
+    except KeyError as exc:
+        raise UsageError(
+            f"unknown exercise {exc.args[0]!r}; choose from "
+            + ", ".join(e.id for e in registry.EXERCISES)
+        ) from None
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError("--max-examples must be at least 1")
+    try:
+        submission = load_submission(args.path)
+    except SubmissionError as exc:
+        raise UsageError(str(exc)) from None
+    timing.mark("arguments")
+    from grader.judge.early import EarlyWorkers, default_starter
+
+    # The fork server imports torch while this process does, and starts the workers (and they
+    # import the student's files) meanwhile.
+    limits = limits_from(args)
+    start = starter_from(args) or default_starter()
+    early = EarlyWorkers(submission, args.exercises, limits, start)
+    try:
+        try:
+            import torch
+        except BaseException:
+            early.discard()
+            raise
+
+        from grader.judge.engine import grade
+
+        # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
+        # need (workers come from the fork server and keep torch's default thread count).
+        torch.set_num_threads(1)
+        freeze_imports()
+        timing.mark("imports")
+        result = grade(
+            submission,
+            args.exercises,
+            seed=seed.value,
+            max_examples=args.max_examples,
+            limits=limits,
+            start=start,
+            early=early,
+        )
+    finally:
+        submission.cleanup()
+    if seed.hidden:  # every output below may reach a student: CI logs, artifacts
+        result = result.with_seed_hidden()
+    timing.mark("graded")
+    emit(result, args)
+    for note in submission.notes:  # e.g. which notebook cells were graded
+        print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
+    timing.mark("reported")
+    timing.write()
+    from grader.result.schema import grader_failed
+
+    if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
+        return EXIT_USAGE
+    return EXIT_PASSED if result.all_passed else EXIT_FAILED
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    for stream in (sys.stdout, sys.stderr):  # a stream that cannot encode a character
+        if hasattr(stream, "reconfigure"):  # shows it escaped rather than failing
+            stream.reconfigure(errors="backslashreplace")
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            import importlib
+
+            module = importlib.import_module(f"grader.commands.{argv[0]}")
+            code = module.main(argv[1:])
+        else:
+            code = run_grade(argv)
+    except UsageError as exc:  # may name the user's files: one safe line
+        from grader.shared.safetext import one_line
+
+        print(f"grade: error: {one_line(exc, 1000)}", file=sys.stderr)
+        code = EXIT_USAGE
+    except KeyboardInterrupt:
+        print("grade: interrupted", file=sys.stderr)
+        code = EXIT_USAGE
+    except Exception as exc:  # a bug of ours: say so in one line, never a traceback wall
+        from grader.shared.safetext import one_line
+
+        print(
+            f"grade: internal error: {one_line(f'{type(exc).__name__}: {exc}', 500)}",
+            file=sys.stderr,
+        )
+        code = EXIT_USAGE
+    sys.stdout.flush()
+    return code
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

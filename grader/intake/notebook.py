@@ -1,0 +1,489 @@
+"""Turning a student notebook (``.ipynb``) into exercise files, without running it.
+
+Two kinds of notebooks are graded:
+
+- *tagged*: cells tagged ``exercise-3.1`` ... ``exercise-4.3`` hold that exercise's answer
+  (``grade notebook`` hands out such a notebook);
+- *untagged*, as students really write them: the book's classes copied in, demo code, prints,
+  ``!pip`` and ``%magic`` lines, the same class defined twice.
+
+Either way the notebook is parsed, never executed. Every top-level statement of every code
+cell is analysed with ``ast`` and ``symtable``; for each exercise the names the contract asks
+for (``transfer_weights``, ``GPTModel``, ...) are looked up, and the statements they need
+(imports, the student's own copies of the book's classes, the config dicts and the
+module-level assignments and mutations they depend on) are gathered by following names.
+Everything else (demo code, prints, shell and magic lines) is left out. A name used by a
+statement is resolved to its last definition *before* that statement (as it was when the
+student ran the notebook top to bottom), so the book's ``GPTModel`` that a 4.2 helper was
+written against is not replaced by the split-dropout ``GPTModel`` of 4.3 further down; the
+contract's own names resolve to their last definition (a tagged cell's first). The selected
+statements are written verbatim, in notebook order, to one exercise file per exercise, and
+``Submission.notes`` says which cells were used.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import re
+import symtable
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.intake.submission import Submission, SubmissionError
+from grader.shared.registry import EXERCISES
+
+TAG_PREFIX = "exercise-"
+
+# The names each exercise's file must define (DESIGN §4).
+CONTRACT: dict[str, tuple[str, ...]] = {e.id: e.names for e in EXERCISES}
+
+# Cell magics whose body is still Python; any other ``%%`` cell is not Python at all.
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug"}
+
+# Method calls that change the object they are called on (``cfg.update(...)``).
+MUTATING_METHODS = {
+    "update",
+    "pop",
+    "popitem",
+    "setdefault",
+    "clear",
+    "append",
+    "extend",
+    "insert",
+    "remove",
+    "add",
+    "discard",
+    "__setitem__",
+    "__delitem__",
+}
+
+_SHELL_ASSIGN = re.compile(r"^\s*[\w.,\s\[\]()*]+=\s*[!%]")
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Cell:
+    index: int  # 1-based position among all cells of the notebook
+    execution_count: int | None
+    tags: tuple[str, ...]
+    source: str  # the Python source after dropping shell and magic lines
+    dropped_lines: int = 0
+    error: str | None = None  # why the cell could not be parsed
+
+    @property
+    def label(self) -> str:
+        run = f" (In [{self.execution_count}])" if self.execution_count else ""
+        return f"cell {self.index}{run}"
+
+    def exercise_tag(self) -> str | None:
+        for tag in self.tags:
+            if tag.startswith(TAG_PREFIX) and tag[len(TAG_PREFIX) :] in CONTRACT:
+                return tag[len(TAG_PREFIX) :]
+        return None
+
+
+def read_cells(path: Path) -> list[Cell]:
+    """The code cells of the notebook at ``path``; ``SubmissionError`` when it is unreadable."""
+    import nbformat
+
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+        json.loads(text)
+    except UnicodeDecodeError:
+        raise SubmissionError(f"{path}: not a notebook (the file is not UTF-8 text)") from None
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(
+            f"{path}: not a readable notebook (invalid JSON at line {exc.lineno}: {exc.msg})"
+        ) from None
+    except OSError as exc:
+        raise SubmissionError(f"{path}: cannot be read ({exc.strerror})") from None
+    logger = logging.getLogger("traitlets")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)  # nbformat logs schema quibbles of Colab notebooks
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
+        cells = list(nb.cells)
+    except Exception as exc:
+        raise SubmissionError(
+            f"{path}: not a readable notebook ({type(exc).__name__}: {str(exc)[:120]})"
+        ) from None
+    finally:
+        logger.setLevel(level)
+    out = []
+    for i, cell in enumerate(cells, start=1):
+        if cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(source)
+        tags = cell.get("metadata", {}).get("tags", []) or []
+        out.append(_python_cell(i, cell.get("execution_count"), tuple(map(str, tags)), source))
+    return out
+
+
+def strip_magics(source: str) -> tuple[str, int]:
+    """``source`` with IPython's shell (``!``), magic (``%``) and help (``?``) lines replaced
+    by ``pass``; the number of lines replaced. A cell magic other than timing ones makes the
+    whole cell non-Python (returned empty)."""
+    lines = source.splitlines()
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    dropped = 0
+    if first.startswith("%%"):
+        magic = first[2:].split(maxsplit=1)[0] if len(first) > 2 else ""
+        if magic not in PYTHON_CELL_MAGICS:
+            return "", len([ln for ln in lines if ln.strip()])
+        lines[lines.index(next(ln for ln in lines if ln.strip()))] = ""
+        dropped += 1
+    out, continued = [], False
+    for line in lines:
+        stripped = line.lstrip()
+        indent = line[: len(line) - len(stripped)]
+        if continued:  # the continuation of a magic line ending with a backslash
+            out.append("")
+            dropped += 1
+        elif (
+            stripped.startswith(("!", "%"))
+            or _SHELL_ASSIGN.match(line)
+            or (stripped.endswith("?") and not stripped.startswith("#"))
+        ):
+            out.append(indent + "pass")
+            dropped += 1
+        else:
+            out.append(line)
+            continue
+        continued = stripped.endswith("\\")
+    return "\n".join(out) + "\n", dropped
+
+
+def _python_cell(index: int, count, tags: tuple[str, ...], source: str) -> Cell:
+    try:
+        ast.parse(source)
+        return Cell(index, count, tags, source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    stripped, dropped = strip_magics(source)
+    cell = Cell(index, count, tags, stripped, dropped)
+    try:
+        ast.parse(stripped)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        line = getattr(exc, "lineno", None)
+        where = f" at line {line}" if line else ""
+        cell.error = f"{type(exc).__name__}{where}: {getattr(exc, 'msg', exc)}"
+    return cell
+
+
+# --- statements and the names they define and use ------------------------------------------
+
+
+@dataclass
+class Statement:
+    order: int  # position in the notebook, over all code cells
+    cell: Cell
+    node: ast.stmt
+    text: str
+    lines: tuple[int, int] = (0, 0)  # first and last line in the cell
+    defines: set[str] = field(default_factory=set)
+    data: set[str] = field(default_factory=set)  # names bound by plain assignment
+    uses_now: set[str] = field(default_factory=set)  # read when the statement runs
+    uses_later: set[str] = field(default_factory=set)  # read by its functions when called
+    mutates: set[str] = field(default_factory=set)
+    is_import: bool = False
+    is_future: bool = False
+
+
+def _root_name(node: ast.expr) -> str | None:
+    while isinstance(node, ast.Attribute | ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _outer_nodes(node: ast.AST):
+    """``node`` and its descendants, without entering function, class or lambda bodies."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(
+            child
+            for child in ast.iter_child_nodes(current)
+            if not isinstance(
+                child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
+            )
+        )
+
+
+def _mutated(node: ast.stmt) -> set[str]:
+    names: set[str] = set()
+    for sub in _outer_nodes(node):
+        targets: list[ast.expr] = []
+        if isinstance(sub, ast.Assign):
+            targets = list(sub.targets)
+        elif isinstance(sub, ast.AugAssign | ast.AnnAssign):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Delete):
+            targets = list(sub.targets)
+        elif (
+            isinstance(sub, ast.Call)
+            and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr in MUTATING_METHODS
+        ):
+            targets = [sub.func]
+        for target in targets:
+            for t in target.elts if isinstance(target, ast.Tuple | ast.List) else [target]:
+                if isinstance(t, ast.Attribute | ast.Subscript):
+                    root = _root_name(t)
+                    if root:
+                        names.add(root)
+    return names
+
+
+def _method_receiver(node: ast.stmt) -> str | None:
+    """``X`` for a statement ``X.method(...)`` or ``X.a.method(...)`` (e.g. ``mha.eval()``)."""
+    if (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Attribute)
+    ):
+        return _root_name(node.value.func.value)
+    return None
+
+
+def _global_uses(table: symtable.SymbolTable) -> set[str]:
+    names = set()
+    for child in table.get_children():
+        for sym in child.get_symbols():
+            if sym.is_referenced() and sym.is_global():
+                names.add(sym.get_name())
+        names |= _global_uses(child)
+    return names
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.If)
+        and isinstance(node.test, ast.Compare)
+        and isinstance(node.test.left, ast.Name)
+        and node.test.left.id == "__name__"
+    )
+
+
+def _statement(
+    order: int, cell: Cell, node: ast.stmt, lines: list[str], shares_a_line: bool
+) -> Statement:
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    # Verbatim (comments kept) unless another statement sits on the same line (``a; b``).
+    text = ast.unparse(node) if shares_a_line else "\n".join(lines[start - 1 : node.end_lineno])
+    st = Statement(order, cell, node, text, (start, node.end_lineno or start))
+    st.is_import = isinstance(node, ast.Import | ast.ImportFrom)
+    st.is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+    try:
+        table = symtable.symtable(text + "\n", "<cell>", "exec")
+        st.mutates = _mutated(node)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return st  # ``return`` outside a function, absurdly deep code: not a usable statement
+    for sym in table.get_symbols():
+        name = sym.get_name()
+        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
+            st.defines.add(name)
+        if sym.is_referenced():
+            st.uses_now.add(name)
+    if not isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        # A loop variable is not a use of an earlier value; ``x = f(x)`` is.
+        st.uses_now -= st.defines
+    st.uses_later = _global_uses(table) - st.defines
+    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        st.data = set(st.defines)
+    return st
+
+
+def statements(cells: list[Cell]) -> list[Statement]:
+    out: list[Statement] = []
+    for cell in cells:
+        if cell.error or not cell.source.strip():
+            continue
+        tree = ast.parse(cell.source)
+        lines = cell.source.splitlines()
+        for k, node in enumerate(tree.body):
+            if _is_main_guard(node):
+                continue
+            shares = (k > 0 and tree.body[k - 1].end_lineno == node.lineno) or (
+                k + 1 < len(tree.body) and tree.body[k + 1].lineno == node.end_lineno
+            )
+            try:
+                out.append(_statement(len(out), cell, node, lines, shares))
+            except (RecursionError, MemoryError):
+                continue  # code too deep to analyse is code no exercise can use
+    return out
+
+
+# --- choosing the statements of one exercise -----------------------------------------------
+
+
+class _Index:
+    def __init__(self, stmts: list[Statement]):
+        self.stmts = stmts
+        self.defs: dict[str, list[int]] = {}
+        for st in stmts:
+            for name in st.defines:
+                self.defs.setdefault(name, []).append(st.order)
+
+    def last_def(self, name: str, where: set[int] | None = None) -> int | None:
+        found = [i for i in self.defs.get(name, []) if where is None or i in where]
+        return found[-1] if found else None
+
+    def resolve(self, name: str, at: int) -> int | None:
+        """The definition of ``name`` that statement ``at`` saw: the last one before it, else
+        (a helper written further down) the first one after it."""
+        found = [i for i in self.defs.get(name, []) if i != at]
+        before = [i for i in found if i < at]
+        if before:
+            return before[-1]
+        return found[0] if found else None
+
+    def next_def(self, name: str, after: int) -> int:
+        later = [i for i in self.defs.get(name, []) if i > after]
+        return later[0] if later else len(self.stmts)
+
+
+def select(stmts: list[Statement], exercise_id: str) -> tuple[list[Statement], list[str]]:
+    """The statements exercise ``exercise_id`` needs, in notebook order, and the contract
+    names that were found."""
+    index = _Index(stmts)
+    tagged = {st.order for st in stmts if st.cell.exercise_tag() == exercise_id}
+    chosen: set[int] = set()
+    queue: list[int] = []
+
+    def add(i: int) -> None:
+        if i in chosen:
+            return
+        chosen.add(i)
+        queue.append(i)
+        st = stmts[i]
+        # Later statements that change a value this one assigned, up to its next definition:
+        # ``cfg = dict(base); cfg["drop_rate_emb"] = 0.1; cfg.pop("drop_rate")``.
+        for name in st.data:
+            end = index.next_def(name, i)
+            for later in stmts[i + 1 : end]:
+                if name in later.mutates or (
+                    _method_receiver(later.node) == name and not later.defines
+                ):
+                    add(later.order)
+
+    found = []
+    for name in CONTRACT[exercise_id]:
+        i = index.last_def(name, tagged) if tagged else None
+        if i is None:
+            i = index.last_def(name)
+        if i is not None:
+            found.append(name)
+            add(i)
+    while queue:
+        i = queue.pop()
+        st = stmts[i]
+        for name in sorted(st.uses_now | st.uses_later):
+            j = index.resolve(name, i)
+            if j is not None:
+                add(j)
+    picked = sorted(chosen)
+    futures = [stmts[i] for i in picked if stmts[i].is_future]
+    return futures + [stmts[i] for i in picked if not stmts[i].is_future], found
+
+
+def _defines_textually(cell: Cell, names: tuple[str, ...]) -> bool:
+    return any(
+        re.search(
+            rf"^\s*(def|class)\s+{re.escape(n)}\b|^\s*{re.escape(n)}\s*(:[^=]*)?=",
+            cell.source,
+            re.M,
+        )
+        for n in names
+    )
+
+
+# --- writing the exercise files ------------------------------------------------------------
+
+
+def _render(notebook: str, exercise_id: str, chosen: list[Statement]) -> str:
+    parts = [f'"""Exercise {exercise_id}, taken from the notebook {notebook}."""\n']
+    previous: Statement | None = None
+    for st in chosen:
+        if previous is None or st.cell is not previous.cell:
+            parts.append(f"\n# --- {st.cell.label} ---")
+        elif st.lines[0] > previous.lines[1] + 1:
+            parts.append("")  # the blank line the notebook had between them
+        parts.append(st.text)
+        previous = st
+    return "\n".join(parts) + "\n"
+
+
+def _cells_text(cells: list[Cell]) -> str:
+    numbers = ", ".join(str(c.index) for c in cells)
+    return f"cell {numbers}" if len(cells) == 1 else f"cells {numbers}"
+
+
+def notebook_submission(path: Path, name: str | None = None) -> Submission:
+    """A submission whose ``root`` holds ``exercises/``, one file per exercise found in the
+    notebook at ``path``; raises ``SubmissionError`` for a corrupt or non-notebook file."""
+    path = Path(path)
+    cells = read_cells(path)
+    stmts = statements(cells)
+    tmp = tempfile.TemporaryDirectory(prefix="notebook-")
+    folder = Path(tmp.name) / "exercises"
+    folder.mkdir()
+    (folder / "__init__.py").write_text('"""Exercises taken from a notebook."""\n')
+    files: dict[str, Path] = {}
+    notes: list[str] = []
+    broken = [c for c in cells if c.error]
+    any_tags = any(c.exercise_tag() for c in cells)
+    for ex in EXERCISES:
+        target = folder / ex.filename
+        chosen, found = select(stmts, ex.id)
+        tagged_broken = [c for c in broken if c.exercise_tag() == ex.id]
+        unparsed = tagged_broken or [c for c in broken if _defines_textually(c, CONTRACT[ex.id])]
+        if unparsed and (tagged_broken or not found):
+            # The answer is in a cell that does not parse: grade that cell as is, so that the
+            # student sees the syntax error and its line.
+            target.write_text(unparsed[-1].source, encoding="utf-8")
+            files[ex.id] = target
+            notes.append(
+                f"{ex.id}: {unparsed[-1].label} is not valid Python "
+                f"({unparsed[-1].error}); it was graded as written"
+            )
+            continue
+        if not found:
+            wanted = ", ".join(CONTRACT[ex.id])
+            notes.append(f"{ex.id}: no definition of {wanted} found in the notebook")
+            continue
+        target.write_text(_render(path.name, ex.id, chosen), encoding="utf-8")
+        files[ex.id] = target
+        used = sorted({st.cell.index: st.cell for st in chosen}.values(), key=lambda c: c.index)
+        how = (
+            f"tagged {TAG_PREFIX}{ex.id}"
+            if any(c.exercise_tag() == ex.id for c in used)
+            else ("untagged" if not any_tags else "no cell tagged for it")
+        )
+        missing = [n for n in CONTRACT[ex.id] if n not in found]
+        extra = f"; {', '.join(missing)} not found" if missing else ""
+        notes.append(f"{ex.id}: graded from {_cells_text(used)} ({how}){extra}")
+    for cell in broken:
+        if not any(cell.label in n for n in notes):
+            notes.append(f"{cell.label} is not valid Python ({cell.error}) and was skipped")
+    dropped = sum(c.dropped_lines for c in cells)
+    if dropped:
+        notes.append(f"{dropped} shell (!), magic (%) or help (?) line(s) were left out")
+    return Submission(
+        name=name or path.name,
+        root=Path(tmp.name),
+        files=files,
+        notes=notes,
+        _tmp=tmp,
+    )

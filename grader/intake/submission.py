@@ -1,0 +1,71 @@
+"""Finding a submission's exercise files: a folder with ``exercises/``, the six files loose in a
+folder, or a notebook (``.ipynb``, turned into exercise files by ``grader.intake.notebook``)."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.shared.registry import EXERCISES
+from grader.shared.safetext import safe_name, safe_text
+
+
+class SubmissionError(Exception):
+    """The submission cannot be read at all; the message is one line for the user."""
+
+
+@dataclass
+class Submission:
+    name: str
+    root: Path  # the folder that holds ``exercises/`` (put first on the worker's sys.path)
+    files: dict[str, Path]  # exercise id -> file, for the files that exist
+    notes: list[str] = field(default_factory=list)  # e.g. which notebook cells were used
+    _tmp: tempfile.TemporaryDirectory | None = None
+
+    def __post_init__(self) -> None:
+        # A folder's or notebook's name and cell labels are the student's text: made safe once.
+        self.name = safe_name(self.name)
+        self.notes = [safe_text(note) for note in self.notes]
+
+    def cleanup(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+
+def _files_in(folder: Path) -> dict[str, Path]:
+    return {e.id: folder / e.filename for e in EXERCISES if (folder / e.filename).is_file()}
+
+
+def load_submission(path: Path, name: str | None = None) -> Submission:
+    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable."""
+    path = Path(path)
+    if not path.exists():
+        raise SubmissionError(f"{path}: no such file or folder")
+    if path.is_file():
+        if path.suffix == ".ipynb":
+            from grader.intake.notebook import notebook_submission
+
+            return notebook_submission(path, name)
+        if path.suffix == ".zip":
+            raise SubmissionError(
+                f"{path}: grade a zip with 'grade batch', or unzip it and grade the folder"
+            )
+        if path.suffix == ".py":
+            path = path.parent
+        else:
+            raise SubmissionError(
+                f"{path}: not a submission (expected a folder with exercises/, or a .ipynb)"
+            )
+    name = name or path.resolve().name
+    if (path / "exercises").is_dir():
+        return Submission(name, path.resolve(), _files_in((path / "exercises").resolve()))
+    loose = _files_in(path.resolve())
+    if loose:
+        # The six files handed in without their folder (as Gradescope uploads them).
+        return Submission(name, path.resolve(), loose)
+    raise SubmissionError(
+        f"{path}: no exercises/ folder and none of the exercise files "
+        "(ex3_1_weight_transfer.py, ...)"
+    )

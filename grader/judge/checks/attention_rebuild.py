@@ -1,0 +1,275 @@
+"""The judge's side of exercises 3.2 and 3.3, where the student returns an attention module.
+
+The worker builds the student's module and describes it (``grader.worker.probes.describe_module``:
+class, state, dropout rates, a few attributes). From that description the judge rebuilds a clean
+reference module (``rebuild_wrapper``, ``rebuild_mha``) with the student's weights and its own,
+clean causal mask, and compares it with the student's module, which runs in the worker on
+inputs the judge draws (``judge_input``). A module that is not built like the book's class
+cannot be rebuilt, and the reason says why in plain words.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+from torch import nn
+
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.properties import (
+    ATOL,
+    RTOL,
+    CheckFailed,
+    expect_tensor,
+    explain_student_error,
+    seed_torch,
+    tensor_text,
+)
+from reference import MultiHeadAttention, MultiHeadAttentionWrapper
+
+# How a reproduce snippet makes the judge's input: its own generator, so that building the
+# module first (which draws random weights) does not change the input.
+INPUT_SOURCE = "torch.rand({shape}, generator=torch.Generator().manual_seed({seed}))"
+
+
+def judge_input(shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    """The input the judge feeds both modules, made exactly as ``INPUT_SOURCE`` makes it."""
+    return torch.rand(shape, generator=torch.Generator().manual_seed(seed))
+
+
+# A wrapper with more heads than this is not rebuilt: it is wrong anyway (3.2 asks for two), and
+# rebuilding thousands of heads per example would stall the judge.
+MAX_HEADS = 64
+
+
+def shape_text(shape: Any) -> str:
+    return "(" + ", ".join(str(int(n)) for n in shape) + ")"
+
+
+# --- calling the student's module -------------------------------------------------------------
+
+
+def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> Any:
+    """Run a probe; an exception in student code fails the check with ``what`` as context.
+
+    ``NotImplementedError`` passes through, so that an untouched stub reads "not done yet".
+    """
+    try:
+        return worker.call(action, **args)
+    except StudentError as exc:
+        if exc.info.get("type") == "NotImplementedError":
+            raise
+        raise CheckFailed(f"{what}: {explain_student_error(exc.info)}") from None
+
+
+def build_student(worker: WorkerHandle, call: str, **args: Any) -> dict:
+    """Build the student's module in the worker: ``{"handle", "module": description}``."""
+    reply = call_student(worker, "build", f"calling {call} failed", **args)
+    if not reply["module"]["is_module"]:
+        raise CheckFailed(f"{call} returned a {reply['module']['class']}, not a torch.nn.Module")
+    return reply
+
+
+def student_forward(
+    worker: WorkerHandle,
+    handle: int,
+    x: torch.Tensor,
+    call: str,
+    train: bool = False,
+    seed: int = 0,
+) -> torch.Tensor:
+    """The student's module applied to ``x`` in the worker (eval mode unless ``train``)."""
+    mode = "train" if train else "eval"
+    what = f"the module {call} returned, in {mode} mode, on an input of shape {shape_text(x.shape)}"
+    out = call_student(
+        worker, "forward", f"{what} failed", handle=handle, x=x, train=train, seed=seed
+    )
+    return expect_tensor(out, f"the output of {what}")
+
+
+def reference_forward(
+    module: nn.Module, x: torch.Tensor, train: bool = False, seed: int = 0
+) -> torch.Tensor:
+    """The rebuilt reference applied to ``x`` after ``torch.manual_seed(seed)``."""
+    module.train(train)
+    seed_torch(seed)
+    try:
+        return module(x)
+    except Exception as exc:  # the student's weights may not fit the judge's input
+        raise CheckFailed(
+            f"the book's {type(module).__name__} rebuilt from your module's weights cannot run "
+            f"on an input of shape {shape_text(x.shape)}: {str(exc).splitlines()[0][:300]}"
+        ) from None
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.shape == b.shape and torch.allclose(
+        a.to(b.dtype), b, rtol=RTOL, atol=ATOL, equal_nan=True
+    )
+
+
+def first_changed_token(before: torch.Tensor, after: torch.Tensor, keep: int) -> int | None:
+    """The first of the tokens ``0 .. keep-1`` whose output differs between the two runs."""
+    for t in range(keep):
+        if not same(after[:, t], before[:, t]):
+            return t
+    return None
+
+
+def assert_causal(
+    worker: WorkerHandle,
+    handle: int,
+    x: torch.Tensor,
+    keep: int,
+    seed: int,
+    call: str,
+    owner: str,
+    width: int,
+) -> None:
+    """Change only tokens ``keep ..`` of ``x`` and fail unless the outputs of tokens before
+    ``keep`` stay the same (``owner`` names the module, ``width`` its output width)."""
+    batch, n, d_in = x.shape
+    changed = x.clone()
+    changed[:, keep:] = judge_input((batch, n - keep, d_in), seed + 1)
+    # One forward pass over both batches (sequences of a batch never see each other).
+    both = student_forward(worker, handle, torch.cat([x, changed]), call)
+    before, after = both[:batch], both[batch:]
+    if before.shape != after.shape or before.ndim < 2 or before.shape[1] != n:
+        raise CheckFailed(
+            f"{owner} gives outputs of shape {shape_text(before.shape)}, not one context vector "
+            f"per token ({shape_text((batch, n, width))})"
+        )
+    token = first_changed_token(before, after, keep)
+    if token is not None:
+        later = f"token {keep}" if keep == n - 1 else f"tokens {keep} to {n - 1}"
+        raise CheckFailed(
+            f"changing only {later} of the input (counting from 0) changed the context vector "
+            f"of token {token}: the module lets a token see the tokens after it.\n"
+            f"Before: {tensor_text(before[:, token])}\nAfter:  {tensor_text(after[:, token])}"
+        )
+
+
+# --- rebuilding the reference from a description ------------------------------------------------
+
+
+def _keys_text(keys: list[str], limit: int = 6) -> str:
+    return ", ".join(keys[:limit]) + (" ..." if len(keys) > limit else "")
+
+
+def _tensor(state: dict, key: str, ndim: int, owner: str) -> torch.Tensor:
+    value = state.get(key)
+    if not isinstance(value, torch.Tensor) or value.ndim != ndim:
+        have = _keys_text(sorted(state)) or "nothing"
+        raise CheckFailed(
+            f"{owner} has no {ndim}-D tensor {key!r} in its state_dict(), so it is not built "
+            f"like the book's class (its state_dict() holds: {have})"
+        )
+    return value
+
+
+def _square(mask: torch.Tensor, owner: str, key: str) -> int:
+    if mask.shape[0] != mask.shape[1]:
+        raise CheckFailed(
+            f"{owner}'s causal mask {key!r} has shape {tuple(mask.shape)}; the book's mask is "
+            "square: (context_length, context_length)"
+        )
+    return int(mask.shape[0])
+
+
+def load_into(reference: nn.Module, description: dict, owner: str) -> nn.Module:
+    """``reference`` with the described module's parameters and its own clean buffers, in eval
+    mode; fails unless the two have exactly the same state_dict() keys and shapes."""
+    state = description["state"]
+    expected = reference.state_dict()
+    missing = sorted(set(expected) - set(state))
+    extra = sorted(set(state) - set(expected))
+    problems = []
+    if missing:
+        problems.append("missing " + _keys_text(missing))
+    if extra:
+        problems.append("unexpected " + _keys_text(extra))
+    problems += [
+        f"{k} has shape {tuple(state[k].shape)}, expected {tuple(v.shape)}"
+        for k, v in expected.items()
+        if k in state
+        and (not isinstance(state[k], torch.Tensor) or tuple(state[k].shape) != tuple(v.shape))
+    ]
+    if problems:
+        raise CheckFailed(
+            f"{owner} ({description['class']}) is not built like the book's "
+            f"{type(reference).__name__}: its state_dict() has " + "; ".join(problems)
+        )
+    buffers = {name for name, _ in reference.named_buffers()}
+    clean = {k: (expected[k] if k in buffers else state[k]) for k in expected}
+    reference.load_state_dict(clean, strict=True)
+    return reference.eval()
+
+
+def wrapper_config(description: dict, owner: str) -> dict:
+    """The ``MultiHeadAttentionWrapper`` arguments a described module was built with."""
+    state = description["state"]
+    num_heads = 0
+    while f"heads.{num_heads}.W_query.weight" in state:
+        num_heads += 1
+    if num_heads == 0:
+        have = _keys_text(sorted(state)) or "nothing"
+        raise CheckFailed(
+            f"{owner} is a {description['class']} with no heads.0.W_query.weight in its "
+            "state_dict(): the book's MultiHeadAttentionWrapper keeps one CausalAttention per "
+            f"head in self.heads. Your module's state_dict() holds: {have}"
+        )
+    if num_heads > MAX_HEADS:
+        raise CheckFailed(
+            f"{owner} has {num_heads} heads; the grader rebuilds wrappers of at most "
+            f"{MAX_HEADS} heads (the exercise asks for 2)"
+        )
+    weight = _tensor(state, "heads.0.W_query.weight", 2, owner)
+    mask = _tensor(state, "heads.0.mask", 2, owner)
+    return {
+        "d_in": int(weight.shape[1]),
+        "d_out": int(weight.shape[0]),
+        "context_length": _square(mask, owner, "heads.0.mask"),
+        "dropout": float(description["dropouts"].get("heads.0.dropout", 0.0)),
+        "num_heads": num_heads,
+        "qkv_bias": "heads.0.W_query.bias" in state,
+    }
+
+
+def rebuild_wrapper(description: dict, owner: str) -> nn.Module:
+    """A clean reference ``MultiHeadAttentionWrapper`` holding the described module's weights
+    and dropout rates."""
+    cfg = wrapper_config(description, owner)
+    with warnings.catch_warnings():  # zero-width heads are the student's; no warning here
+        warnings.simplefilter("ignore")
+        reference = MultiHeadAttentionWrapper(**cfg)
+    for i, head in enumerate(reference.heads):
+        head.dropout.p = float(description["dropouts"].get(f"heads.{i}.dropout", cfg["dropout"]))
+    return load_into(reference, description, owner)
+
+
+def mha_config(description: dict, owner: str) -> dict:
+    """The ``MultiHeadAttention`` arguments a described module was built with."""
+    state = description["state"]
+    weight = _tensor(state, "W_query.weight", 2, owner)
+    mask = _tensor(state, "mask", 2, owner)
+    d_out = int(weight.shape[0])
+    num_heads = description["attrs"].get("num_heads")
+    if type(num_heads) is not int or num_heads < 1 or d_out % num_heads:
+        raise CheckFailed(
+            f"{owner} ({description['class']}) has num_heads = {num_heads!r}; the book's "
+            f"MultiHeadAttention stores a whole number of heads that divides d_out = {d_out}"
+        )
+    return {
+        "d_in": int(weight.shape[1]),
+        "d_out": d_out,
+        "context_length": _square(mask, owner, "mask"),
+        "dropout": float(description["dropouts"].get("dropout", 0.0)),
+        "num_heads": num_heads,
+        "qkv_bias": "W_query.bias" in state,
+    }
+
+
+def rebuild_mha(description: dict, owner: str) -> nn.Module:
+    """A clean reference ``MultiHeadAttention`` holding the described module's weights."""
+    return load_into(MultiHeadAttention(**mha_config(description, owner)), description, owner)

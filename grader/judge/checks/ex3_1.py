@@ -1,0 +1,135 @@
+"""Checks for exercise 3.1: transferring SelfAttention_v2's weights into SelfAttention_v1."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, assert_close, seed_torch
+from grader.judge.strategies import attention_shapes
+from reference import SelfAttention_v1, SelfAttention_v2
+
+NAMES = ("W_query", "W_key", "W_value")
+
+
+def build(ex: dict):
+    """The judge's own modules and input, made exactly as the reproduce snippet makes them."""
+    seed_torch(ex["seed"])
+    sa_v2 = SelfAttention_v2(ex["d_in"], ex["d_out"])
+    sa_v1 = SelfAttention_v1(ex["d_in"], ex["d_out"])
+    x = torch.rand(ex["n_tokens"], ex["d_in"])
+    return sa_v2, sa_v1, x
+
+
+def transfer(worker: WorkerHandle, ex: dict):
+    sa_v2, sa_v1, x = build(ex)
+    reply = worker.call(
+        "transfer",
+        d_in=ex["d_in"],
+        d_out=ex["d_out"],
+        v2_state=sa_v2.state_dict(),
+        v1_state=sa_v1.state_dict(),
+    )
+    return sa_v2, x, reply
+
+
+def check_outputs(worker: WorkerHandle, ex: dict) -> None:
+    sa_v2, x, reply = transfer(worker, ex)
+    rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
+    for name in NAMES:
+        w = reply["v1"][name]["value"]
+        if not isinstance(w, torch.Tensor):
+            raise CheckFailed(f"after the transfer, sa_v1.{name} is not a tensor")
+        want = (ex["d_in"], ex["d_out"])
+        if tuple(w.shape) != want:
+            raise CheckFailed(
+                f"after the transfer, sa_v1.{name} has shape {tuple(w.shape)}; "
+                f"SelfAttention_v1({ex['d_in']}, {ex['d_out']}) needs {want}"
+            )
+        setattr(rebuilt, name, nn.Parameter(w.clone()))
+    assert_close(rebuilt(x), sa_v2(x), "sa_v1(x) after the transfer (expected: sa_v2(x))")
+
+
+def check_v2_unchanged(worker: WorkerHandle, ex: dict) -> None:
+    sa_v2, _, reply = transfer(worker, ex)
+    before = sa_v2.state_dict()
+    after = reply["v2_state"]
+    if set(after) != set(before):
+        raise CheckFailed(
+            f"sa_v2's parameters changed names: before {sorted(before)}, after {sorted(after)}"
+        )
+    for key, value in before.items():
+        if not isinstance(after[key], torch.Tensor) or not torch.equal(after[key], value):
+            raise CheckFailed(f"transfer_weights changed sa_v2.{key}; only sa_v1 may change")
+
+
+def check_trainable(worker: WorkerHandle, ex: dict) -> None:
+    _, _, reply = transfer(worker, ex)
+    for name in NAMES:
+        info = reply["v1"][name]
+        if not info["registered"] or not info["is_parameter"]:
+            raise CheckFailed(
+                f"after the transfer, sa_v1.{name} is a plain {info['type']}, not an "
+                "nn.Parameter registered on the module: an optimizer would no longer train it"
+            )
+        if not info["requires_grad"]:
+            raise CheckFailed(
+                f"after the transfer, sa_v1.{name} has requires_grad=False: gradients no "
+                "longer reach it"
+            )
+
+
+def reproduce(ex: dict) -> str:
+    return f"""\
+import torch
+from reference import SelfAttention_v1, SelfAttention_v2
+from exercises.ex3_1_weight_transfer import transfer_weights
+
+torch.manual_seed({ex["seed"]})
+sa_v2 = SelfAttention_v2(d_in={ex["d_in"]}, d_out={ex["d_out"]})
+sa_v1 = SelfAttention_v1(d_in={ex["d_in"]}, d_out={ex["d_out"]})
+x = torch.rand({ex["n_tokens"]}, {ex["d_in"]})
+before = {{k: v.clone() for k, v in sa_v2.state_dict().items()}}
+transfer_weights(sa_v2, sa_v1)
+print("sa_v2(x) =", sa_v2(x))
+print("sa_v1(x) =", sa_v1(x))
+print("same output:", torch.allclose(sa_v1(x), sa_v2(x), atol=1e-5))
+print("sa_v2 unchanged:", all(torch.equal(before[k], v) for k, v in sa_v2.state_dict().items()))
+print("trainable:", {{n: isinstance(getattr(sa_v1, n), torch.nn.Parameter)
+                     and getattr(sa_v1, n).requires_grad for n in ("W_query", "W_key", "W_value")}})
+"""
+
+
+CHECKS = [
+    Check(
+        name="sa_v1 computes what sa_v2 computes, for any d_in, d_out and input",
+        points=5,
+        strategy=attention_shapes(),
+        run=check_outputs,
+        hint="nn.Linear(d_in, d_out) stores its weight with shape (d_out, d_in) and computes "
+        "x @ weight.T; SelfAttention_v1 computes x @ W with W of shape (d_in, d_out). A "
+        "mistake here is invisible when d_in == d_out.",
+        reproduce=reproduce,
+    ),
+    Check(
+        name="sa_v2 is left unchanged",
+        points=2,
+        strategy=attention_shapes(max_dim=5, max_tokens=3),
+        run=check_v2_unchanged,
+        hint="copy from sa_v2 into sa_v1, never the other way; in-place operations such as "
+        "t_() or copy_() on sa_v2's weights change sa_v2.",
+        reproduce=reproduce,
+        max_examples=10,
+    ),
+    Check(
+        name="sa_v1's weights are still trainable parameters",
+        points=3,
+        strategy=attention_shapes(max_dim=5, max_tokens=3),
+        run=check_trainable,
+        hint="copy into the existing parameters under torch.no_grad(), or assign new "
+        "nn.Parameter objects; a detached tensor or requires_grad=False stops training.",
+        reproduce=reproduce,
+        max_examples=10,
+    ),
+]

@@ -1,0 +1,329 @@
+"""Checks for exercise 3.2: a two-head ``MultiHeadAttentionWrapper`` with 2-D context vectors.
+
+``make_2d_wrapper(d_in, context_length, dropout)`` runs in the worker with arguments the judge
+draws (never only the book's 3 and 6); the judge rebuilds the book's wrapper from the returned
+module's weights (``grader.judge.checks.attention_rebuild``) and compares the two on its own inputs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from hypothesis import strategies as st
+
+from grader.judge.checks.attention_rebuild import (
+    INPUT_SOURCE,
+    assert_causal,
+    build_student,
+    judge_input,
+    rebuild_wrapper,
+    reference_forward,
+    shape_text,
+    student_forward,
+)
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, assert_close
+from grader.judge.strategies import batched_inputs, dims, dropout_rates, torch_seeds
+
+# --- strategies -------------------------------------------------------------------------------
+
+
+@st.composite
+def wrapper_arguments(draw, rates: st.SearchStrategy[float] | None = None) -> dict:
+    """What ``make_2d_wrapper`` is called with, and the torch seed set before the call."""
+    return {
+        "d_in": draw(dims(8)),
+        "context_length": draw(st.integers(min_value=1, max_value=12)),
+        "dropout": draw(dropout_rates() if rates is None else rates),
+        "seed": draw(torch_seeds()),
+    }
+
+
+@st.composite
+def wrapper_inputs(draw, rates: st.SearchStrategy[float] | None = None) -> dict:
+    """Wrapper arguments and an input batch of ``num_tokens <= context_length`` tokens."""
+    ex = draw(batched_inputs())
+    ex["dropout"] = draw(st.just(0.0) if rates is None else rates)
+    return ex
+
+
+@st.composite
+def causal_cases(draw) -> dict:
+    """An input of at least two tokens of which the first ``keep`` stay and the rest change."""
+    context_length = draw(st.integers(min_value=2, max_value=12))
+    num_tokens = draw(st.integers(min_value=2, max_value=context_length))
+    return {
+        "d_in": draw(dims(8)),
+        "context_length": context_length,
+        "dropout": 0.0,
+        "batch": draw(st.integers(min_value=1, max_value=3)),
+        "num_tokens": num_tokens,
+        "keep": draw(st.integers(min_value=1, max_value=num_tokens - 1)),
+        "seed": draw(torch_seeds()),
+    }
+
+
+# --- the judge's side -------------------------------------------------------------------------
+
+PROJECTION = re.compile(r"(?:.*\.)?W_(?:query|key|value)\.weight")
+MASK = re.compile(r"(?:.*\.)?mask")
+
+
+def call_text(ex: dict) -> str:
+    return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}, {ex['dropout']})"
+
+
+def build(worker: WorkerHandle, ex: dict) -> dict:
+    return build_student(
+        worker,
+        call_text(ex),
+        d_in=ex["d_in"],
+        context_length=ex["context_length"],
+        dropout=ex["dropout"],
+        seed=ex["seed"],
+    )
+
+
+def batch_of(ex: dict) -> torch.Tensor:
+    return judge_input((ex["batch"], ex["num_tokens"], ex["d_in"]), ex["seed"])
+
+
+def check_two_heads(worker: WorkerHandle, ex: dict) -> None:
+    reply = build(worker, ex)
+    owner = f"the module {call_text(ex)} returned"
+    heads = len(rebuild_wrapper(reply["module"], owner).heads)
+    if heads != 2:
+        raise CheckFailed(
+            f"{call_text(ex)} returned a MultiHeadAttentionWrapper with {heads} "
+            f"head{'s' if heads != 1 else ''}; the exercise keeps num_heads=2"
+        )
+
+
+def check_2d(worker: WorkerHandle, ex: dict) -> None:
+    reply = build(worker, ex)
+    x = batch_of(ex)
+    out = student_forward(worker, reply["handle"], x, call_text(ex))
+    want = (ex["batch"], ex["num_tokens"], 2)
+    if tuple(out.shape) != want:
+        width = f" ({out.shape[-1]}-dimensional context vectors)" if out.ndim == 3 else ""
+        raise CheckFailed(
+            f"the module {call_text(ex)} returned gives an output of shape "
+            f"{shape_text(out.shape)}{width} for an input of shape {shape_text(x.shape)}; "
+            f"expected {shape_text(want)}: one 2-dimensional context vector per token"
+        )
+
+
+def check_arguments(worker: WorkerHandle, ex: dict) -> None:
+    description = build(worker, ex)["module"]
+    problems = []
+    tensors = {k: v for k, v in description["state"].items() if isinstance(v, torch.Tensor)}
+    widths = {k: v.shape[1] for k, v in tensors.items() if PROJECTION.fullmatch(k) and v.ndim == 2}
+    wrong = {k: w for k, w in widths.items() if w != ex["d_in"]}
+    if wrong:
+        key = min(wrong)
+        problems.append(
+            f"its query/key/value weights take inputs of width "
+            f"{' and '.join(str(w) for w in sorted(set(wrong.values())))}, not d_in = "
+            f"{ex['d_in']} ({key} has shape {tuple(tensors[key].shape)})"
+        )
+    want = (ex["context_length"],) * 2
+    masks = sorted({tuple(v.shape) for k, v in tensors.items() if MASK.fullmatch(k)} - {want})
+    if masks:
+        problems.append(
+            f"its causal masks have shape {' and '.join(str(m) for m in masks)}, not {want}: "
+            f"they were built for another context_length than {ex['context_length']}"
+        )
+    rates = description["dropouts"]
+    if not rates and ex["dropout"]:
+        problems.append("it has no nn.Dropout at all")
+    wrong_rates = sorted({p for p in rates.values() if abs(p - ex["dropout"]) > 1e-9})
+    if wrong_rates:
+        problems.append(
+            f"its dropout layers drop with p = {' and '.join(f'{p:g}' for p in wrong_rates)}, "
+            f"not dropout = {ex['dropout']:g}"
+        )
+    if problems:
+        raise CheckFailed(
+            f"{call_text(ex)} did not build its module from the arguments it was given: "
+            + "; ".join(problems)
+        )
+
+
+def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
+    reply = build(worker, ex)
+    owner = f"the module {call_text(ex)} returned"
+    reference = rebuild_wrapper(reply["module"], owner)
+    x = batch_of(ex)
+    # Train mode too when the rate is not 0: dropout must draw the same masks as the book's.
+    for train in (False, True) if ex["dropout"] else (False,):
+        got = student_forward(worker, reply["handle"], x, call_text(ex), train, ex["seed"])
+        mode = f"train mode after torch.manual_seed({ex['seed']})" if train else "eval mode"
+        assert_close(
+            got,
+            reference_forward(reference, x, train, ex["seed"]),
+            f"in {mode}, the output of {owner} (expected: the book's MultiHeadAttentionWrapper "
+            "with the same weights and dropout)",
+        )
+
+
+def check_causal(worker: WorkerHandle, ex: dict) -> None:
+    reply = build(worker, ex)
+    owner = f"the module {call_text(ex)} returned"
+    assert_causal(
+        worker, reply["handle"], batch_of(ex), ex["keep"], ex["seed"], call_text(ex), owner, 2
+    )
+
+
+# --- snippets ---------------------------------------------------------------------------------
+
+
+def _setup(ex: dict) -> str:
+    shape = (ex.get("batch", 2), ex.get("num_tokens", ex["context_length"]), ex["d_in"])
+    return f"""\
+import torch
+from reference import MultiHeadAttentionWrapper
+from exercises.ex3_2_wrapper_2d import make_2d_wrapper
+
+torch.manual_seed({ex["seed"]})
+mha = make_2d_wrapper({ex["d_in"]}, {ex["context_length"]}, {ex["dropout"]})
+x = {INPUT_SOURCE.format(shape=shape, seed=ex["seed"])}
+"""
+
+
+def reproduce_heads(ex: dict) -> str:
+    return (
+        _setup(ex)
+        + """\
+print(mha)
+print("class:", type(mha).__name__)
+print("number of heads:", len(mha.heads) if hasattr(mha, "heads") else "no .heads", "(expected 2)")
+"""
+    )
+
+
+def reproduce_2d(ex: dict) -> str:
+    return (
+        _setup(ex)
+        + f"""\
+mha.eval()
+with torch.no_grad():
+    context_vecs = mha(x)
+print("output shape:", tuple(context_vecs.shape), "expected:", {(ex["batch"], ex["num_tokens"], 2)})
+"""
+    )
+
+
+def reproduce_arguments(ex: dict) -> str:
+    return (
+        _setup(ex)
+        + f"""\
+print(mha)
+for name, value in mha.state_dict().items():
+    print(name, tuple(value.shape))
+print("dropout rates:", [m.p for m in mha.modules() if isinstance(m, torch.nn.Dropout)])
+print("expected: d_in = {ex["d_in"]} (the second size of each weight), masks of shape "
+      "({ex["context_length"]}, {ex["context_length"]}), dropout rates {ex["dropout"]}")
+"""
+    )
+
+
+def reproduce_same(ex: dict) -> str:
+    return (
+        _setup(ex)
+        + f"""\
+# The book's wrapper with your module's weights (and a fresh causal mask).
+head = mha.heads[0]
+book = MultiHeadAttentionWrapper(
+    head.W_query.in_features, head.W_query.out_features, head.mask.shape[0],
+    head.dropout.p, num_heads=len(mha.heads), qkv_bias=head.W_query.bias is not None)
+weights = {{k: v for k, v in mha.state_dict().items() if not k.endswith("mask")}}
+book.load_state_dict(weights, strict=False)  # the masks stay the book's own
+with torch.no_grad():
+    for mode in ("eval", "train"):
+        getattr(mha, mode)(), getattr(book, mode)()
+        torch.manual_seed({ex["seed"]})
+        got = mha(x)
+        torch.manual_seed({ex["seed"]})
+        expected = book(x)
+        print(mode, "mode, yours:", got)
+        print(mode, "mode, book's:", expected)
+        print(mode, "mode, same:", torch.allclose(got, expected, atol=1e-5))
+"""
+    )
+
+
+def reproduce_causal(ex: dict) -> str:
+    changed = INPUT_SOURCE.format(
+        shape=(ex["batch"], ex["num_tokens"] - ex["keep"], ex["d_in"]), seed=ex["seed"] + 1
+    )
+    return (
+        _setup(ex)
+        + f"""\
+changed = x.clone()
+changed[:, {ex["keep"]}:] = {changed}  # only the later tokens change
+mha.eval()
+with torch.no_grad():
+    both = mha(torch.cat([x, changed]))  # both batches in one forward pass
+    before, after = both[:{ex["batch"]}], both[{ex["batch"]}:]
+print("tokens 0..{ex["keep"] - 1} before:", before[:, :{ex["keep"]}])
+print("tokens 0..{ex["keep"] - 1} after: ", after[:, :{ex["keep"]}])
+print("unchanged (causal):", torch.allclose(before[:, :{ex["keep"]}], after[:, :{ex["keep"]}]))
+"""
+    )
+
+
+CHECKS = [
+    Check(
+        name="it is a MultiHeadAttentionWrapper with exactly two heads",
+        points=3,
+        strategy=wrapper_arguments(),
+        run=check_two_heads,
+        hint="keep num_heads=2 and the book's MultiHeadAttentionWrapper (one CausalAttention per "
+        "head in self.heads); make the output narrower with another argument.",
+        reproduce=reproduce_heads,
+        max_examples=5,
+    ),
+    Check(
+        name="its context vectors are 2-dimensional for any d_in, context_length, batch and "
+        "num_tokens",
+        points=3,
+        strategy=wrapper_inputs(),
+        run=check_2d,
+        hint="the wrapper concatenates its heads' outputs along the last dimension, so a context "
+        "vector is (number of heads) x (width of one head's output) wide. Which argument sets "
+        "the width of one head's output?",
+        reproduce=reproduce_2d,
+        max_examples=15,
+    ),
+    Check(
+        name="the d_in, context_length and dropout it is given are the ones it uses",
+        points=2,
+        strategy=wrapper_arguments(),
+        run=check_arguments,
+        hint="pass the function's own d_in, context_length and dropout on to the wrapper; the "
+        "book's example values (d_in=3, context_length=6, dropout=0.0) fit only that example.",
+        reproduce=reproduce_arguments,
+        max_examples=10,
+    ),
+    Check(
+        name="it computes what the book's MultiHeadAttentionWrapper computes with its weights",
+        points=1,
+        strategy=wrapper_inputs(rates=dropout_rates()),
+        run=check_same_computation,
+        hint="return the book's MultiHeadAttentionWrapper (or an unchanged copy of the book's "
+        "classes); a subclass or an edited copy whose forward differs computes something else.",
+        reproduce=reproduce_same,
+        max_examples=10,
+    ),
+    Check(
+        name="it is causal: a token never sees the tokens after it",
+        points=1,
+        strategy=causal_cases(),
+        run=check_causal,
+        hint="each head must keep the causal mask: the scores above the diagonal are filled "
+        "with -inf before the softmax, so token i attends only to tokens 0..i.",
+        reproduce=reproduce_causal,
+        max_examples=10,
+    ),
+]

@@ -1,0 +1,247 @@
+"""Checks for exercise 4.2: the four GPT-2 configs, their parameter counts and sizes.
+
+The expected counts are those of the reference ``GPTModel(cfg)`` (see
+``grader.judge.checks.gpt_reference``): built on the CPU for the small random configs most examples
+use, on the ``meta`` device for GPT-2-sized ones. The student's functions run on the ``meta``
+device in the worker, so an answer that really instantiates GPT-2 XL allocates nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from hypothesis import strategies as st
+
+from grader.judge.checks.gpt_reference import (
+    GPT2_SIZES,
+    ask_number,
+    config_source,
+    gpt2_config,
+    model_count,
+)
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed
+from grader.judge.strategies import gpt_configs, large_gpt_configs
+from reference import GPT_CONFIG_124M
+
+MIB = 1024 * 1024
+CHANGED = ("emb_dim", "n_layers", "n_heads")
+
+
+def gpt2_sizes() -> st.SearchStrategy[str]:
+    return st.sampled_from(list(GPT2_SIZES))
+
+
+# --- the configs ------------------------------------------------------------------------------
+
+
+def differences(got: dict, expected: dict) -> list[str]:
+    """What differs between two configs, key by key (``768.0`` is not ``768``)."""
+    out = [f"{k!r} is missing" for k in expected if k not in got]
+    out += [f"{k!r} should not be there" for k in got if k not in expected]
+    out += [
+        f"{k!r} is {got[k]!r}, expected {expected[k]!r}"
+        for k in expected
+        if k in got and (got[k] != expected[k] or type(got[k]) is not type(expected[k]))
+    ]
+    return out
+
+
+def check_config(worker: WorkerHandle, size: str) -> None:
+    configs = worker.call("configs")
+    if not isinstance(configs, dict):
+        raise CheckFailed(f"GPT2_CONFIGS should be a dict, but it is a {type(configs).__name__}")
+    if set(configs) != set(GPT2_SIZES):
+        raise CheckFailed(
+            f"GPT2_CONFIGS has the keys {sorted(configs)}; expected exactly {sorted(GPT2_SIZES)}"
+        )
+    got = configs[size]
+    if not isinstance(got, dict):
+        raise CheckFailed(f"GPT2_CONFIGS[{size!r}] should be a dict, but it is {got!r}")
+    wrong = differences(got, gpt2_config(size))
+    if wrong:
+        message = f"GPT2_CONFIGS[{size!r}] is not GPT_CONFIG_124M with {GPT2_SIZES[size]}: " + (
+            "; ".join(wrong)
+        )
+        if all(configs[s] == got for s in GPT2_SIZES):
+            message += (
+                ". All four configs are equal: one dict was changed in place and reused "
+                "instead of copied for each size"
+            )
+        raise CheckFailed(message)
+
+
+def check_base_unchanged(worker: WorkerHandle, _: Any) -> None:
+    configs = worker.call("configs")
+    if not isinstance(configs, dict) or not set(GPT2_SIZES) <= set(configs):
+        # Nothing earns this point before the configs exist (an untouched stub would).
+        raise CheckFailed(
+            "GPT2_CONFIGS does not hold the four sizes yet, so there is nothing to check here"
+        )
+    after = worker.call("base_config")
+    wrong = differences(after, GPT_CONFIG_124M)
+    if wrong:
+        raise CheckFailed(
+            "after your file ran, reference.GPT_CONFIG_124M itself had changed: " + "; ".join(wrong)
+        )
+
+
+def reproduce_config(size: str) -> str:
+    return f"""\
+from reference import GPT_CONFIG_124M
+original = dict(GPT_CONFIG_124M)  # taken before your file runs
+from exercises.ex4_2_scaled_configs import GPT2_CONFIGS
+
+expected = {{**original, {", ".join(f"{k!r}: {v!r}" for k, v in GPT2_SIZES[size].items())}}}
+print("GPT2_CONFIGS keys:", list(GPT2_CONFIGS))
+print("GPT2_CONFIGS[{size!r}] =", GPT2_CONFIGS.get({size!r}))
+print("expected:", expected)
+print("same:", GPT2_CONFIGS.get({size!r}) == expected)
+print("GPT_CONFIG_124M unchanged:", GPT_CONFIG_124M == original)
+"""
+
+
+# --- the counts -------------------------------------------------------------------------------
+
+
+def total_mistakes(cfg: dict) -> list[tuple[int, str]]:
+    return [
+        (
+            -cfg["vocab_size"] * cfg["emb_dim"],
+            "that is the count with the output head tied to the token embedding; the book's "
+            "GPTModel does not tie them: out_head has vocab_size * emb_dim weights of its own",
+        ),
+        (
+            cfg["n_layers"] * cfg["context_length"] ** 2,
+            "the extra values are the causal masks: buffers, not parameters",
+        ),
+    ]
+
+
+def check_total(worker: WorkerHandle, cfg: dict) -> None:
+    got = ask_number(worker, "total_params", cfg)
+    expected = model_count(cfg)
+    if got == expected:
+        return
+    message = f"total_params(cfg) returned {got!r}; GPTModel(cfg) has {expected:,} parameters"
+    for offset, why in total_mistakes(cfg):
+        if got - expected == offset:
+            message += f" (off by {got - expected:+,}: {why})"
+            break
+    raise CheckFailed(message)
+
+
+def size_mistakes(count: int) -> list[tuple[float, str]]:
+    return [
+        (count * 4 / 1e6, "that is decimal megabytes (10**6 bytes); use 1024 * 1024 bytes"),
+        (count * 4 / 1024, "that is kilobytes; divide by 1024 * 1024"),
+        (count / MIB, "each float32 parameter takes 4 bytes"),
+        (count * 4, "that is bytes; divide by 1024 * 1024"),
+        (count * 8 / MIB, "float32 parameters take 4 bytes, not 8"),
+    ]
+
+
+def check_size(worker: WorkerHandle, cfg: dict) -> None:
+    got = ask_number(worker, "model_size_mb", cfg)
+    count = model_count(cfg)
+    expected = count * 4 / MIB
+    if math.isclose(got, expected, rel_tol=1e-9, abs_tol=0.0):
+        return
+    message = (
+        f"model_size_mb(cfg) returned {got!r}; GPTModel(cfg) has {count:,} parameters, "
+        f"{count * 4:,} bytes as float32, which is {expected!r} MB of 1024 * 1024 bytes"
+    )
+    for value, why in size_mistakes(count):
+        if math.isclose(got, value, rel_tol=1e-9):
+            message += f" ({why})"
+            break
+    else:
+        if any(math.isclose(got, round(expected, d), rel_tol=1e-12) for d in range(0, 5)):
+            message += " (return the exact value, not a rounded one: round only when printing)"
+    raise CheckFailed(message)
+
+
+def reproduce_for(function: str):
+    def reproduce(cfg: dict) -> str:
+        count = "sum(p.numel() for p in model.parameters())"
+        if function == "total_params":
+            expected, same = count, "got == expected"
+        else:
+            expected, same = f"{count} * 4 / (1024 * 1024)", "math.isclose(got, expected)"
+        return f"""\
+import math
+import torch
+from reference import GPTModel
+from exercises.ex4_2_scaled_configs import {function}
+
+cfg = {config_source(cfg)}
+# The grader calls your function on the meta device too: shapes only, no memory.
+with torch.device("meta"):
+    model = GPTModel(cfg)
+    got = {function}(dict(cfg))
+expected = {expected}
+print("{function}(cfg) =", got)
+print("expected:", expected, " same:", {same})
+"""
+
+    return reproduce
+
+
+CHECKS = [
+    Check(
+        name="GPT2_CONFIGS holds the four sizes, each GPT_CONFIG_124M with only emb_dim, "
+        "n_layers and n_heads changed",
+        points=2,
+        strategy=gpt2_sizes(),
+        run=check_config,
+        hint="start each config from a copy, e.g. {**GPT_CONFIG_124M, 'emb_dim': 1024, ...} or "
+        "GPT_CONFIG_124M.copy(), and change only the three keys; small: 768/12/12, medium: "
+        "1024/24/16, large: 1280/36/20, xl: 1600/48/25 (emb_dim/n_layers/n_heads).",
+        reproduce=reproduce_config,
+        max_examples=4,
+    ),
+    Check(
+        name="GPT_CONFIG_124M itself is left unchanged",
+        points=1,
+        strategy=st.just(None),
+        run=check_base_unchanged,
+        hint="cfg = GPT_CONFIG_124M does not copy the dict: changing cfg changes "
+        "GPT_CONFIG_124M. Copy it first.",
+        reproduce=lambda _: reproduce_config("small"),
+        max_examples=1,
+    ),
+    Check(
+        name="total_params is the parameter count of GPTModel(cfg), for any config",
+        points=3,
+        strategy=gpt_configs(),
+        run=check_total,
+        hint="count every parameter of the book's GPTModel: token and position embeddings, "
+        "n_layers transformer blocks, the final LayerNorm and an output head that is not "
+        "tied to the token embedding. Compute from cfg, not from the book's four numbers.",
+        reproduce=reproduce_for("total_params"),
+        max_examples=15,
+    ),
+    Check(
+        name="total_params is exact for the four GPT-2 sizes and larger configs",
+        points=1.5,
+        strategy=large_gpt_configs(),
+        run=check_total,
+        hint="GPT-2 small to XL have 163,009,536 / 406,212,608 / 838,220,800 / "
+        "1,637,792,000 parameters in the book's model; return an exact Python int "
+        "(float32 tensors and 32-bit integers cannot hold such counts exactly).",
+        reproduce=reproduce_for("total_params"),
+        max_examples=2,
+        examples=tuple(gpt2_config(size) for size in GPT2_SIZES),
+    ),
+    Check(
+        name="model_size_mb is the parameter count times 4 bytes, in MB of 1024 * 1024 bytes",
+        points=2.5,
+        strategy=gpt_configs(),
+        run=check_size,
+        hint="float32 takes 4 bytes per parameter; the exercise's MB is 1024 * 1024 bytes "
+        "(a MiB), not 10**6.",
+        reproduce=reproduce_for("model_size_mb"),
+        max_examples=10,
+    ),
+]

@@ -1,0 +1,144 @@
+"""The judge's side of the chapter 4 checks: what the reference models say, and how snippets
+rebuild it.
+
+- Parameter counts (4.1, 4.2) follow the reference classes' layer shapes in closed form (the
+  tests hold them against the classes built on the ``meta`` device for random configs).
+- ``ask_number`` calls a student's counting function (4.1, 4.2), which the worker runs on the
+  ``meta`` device, and explains the errors that device causes.
+- The split-dropout oracle (4.3) is the reference ``GPTModel`` built with ``drop_rate=0`` whose
+  ``nn.Dropout`` modules then get each place's own rate.
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.properties import CheckFailed, explain_student_error
+from reference import GPT_CONFIG_124M, GPTModel
+
+SPLIT_KEYS = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
+
+GPT2_SIZES = {
+    "small": {"emb_dim": 768, "n_layers": 12, "n_heads": 12},
+    "medium": {"emb_dim": 1024, "n_layers": 24, "n_heads": 16},
+    "large": {"emb_dim": 1280, "n_layers": 36, "n_heads": 20},
+    "xl": {"emb_dim": 1600, "n_layers": 48, "n_heads": 25},
+}
+
+
+def gpt2_config(size: str) -> dict:
+    """``GPT_CONFIG_124M`` with the width, depth and head count of one GPT-2 size."""
+    return {**GPT_CONFIG_124M, **GPT2_SIZES[size]}
+
+
+# --- parameter counts -------------------------------------------------------------------------
+# Counted from the reference classes' layer shapes, in closed form: building the modules, even on
+# the meta device, cost a cold grade seconds (the causal mask's triu and every factory call go
+# through torch's Python dispatch there). tests/test_checks_ch4.py holds these formulas against
+# the reference classes themselves, built on meta, for random small and GPT-2-sized configs.
+
+
+def trainable(module: nn.Module) -> int:
+    """Number of trainable parameters of ``module`` (buffers are not parameters)."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def feedforward_count(cfg: dict) -> int:
+    """Trainable parameters of ``reference.TransformerBlock(cfg).ff``: Linear(emb, 4 emb) and
+    Linear(4 emb, emb), both with a bias."""
+    emb = cfg["emb_dim"]
+    return (emb * 4 * emb + 4 * emb) + (4 * emb * emb + emb)
+
+
+def attention_count(cfg: dict) -> int:
+    """Trainable parameters of ``reference.TransformerBlock(cfg).att``: W_query, W_key, W_value
+    (biased only with ``qkv_bias``) and out_proj (always biased); the mask is a buffer."""
+    emb = cfg["emb_dim"]
+    return 3 * (emb * emb + (emb if cfg["qkv_bias"] else 0)) + (emb * emb + emb)
+
+
+def model_count(cfg: dict) -> int:
+    """Parameters of ``reference.GPTModel(cfg)`` (its output head is not tied)."""
+    emb, vocab = cfg["emb_dim"], cfg["vocab_size"]
+    norms = 2 * emb  # LayerNorm's scale and shift
+    block = attention_count(cfg) + feedforward_count(cfg) + 2 * norms
+    embeddings = vocab * emb + cfg["context_length"] * emb
+    return embeddings + cfg["n_layers"] * block + norms + emb * vocab
+
+
+# --- asking the student ----------------------------------------------------------------------
+
+META_NOTE = (
+    "The grader calls your function inside `with torch.device('meta')`, so that even GPT-2 XL "
+    "needs no memory; tensors created there have shapes but no values. Count with Python "
+    "ints, e.g. sum(p.numel() for p in model.parameters())."
+)
+
+
+def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
+    """The student's ``function(cfg)``, which must be a number."""
+    try:
+        got = worker.call(function, cfg=cfg)
+    except StudentError as exc:
+        if "meta" not in str(exc.info.get("message", "")):
+            raise
+        raise CheckFailed(f"{explain_student_error(exc.info)}\n{META_NOTE}") from None
+    if isinstance(got, dict):
+        raise CheckFailed(
+            f"{function}(cfg) returned a {got.get('not_a_number')} ({got.get('repr')}), "
+            "not a number"
+        )
+    return got
+
+
+# --- the split-dropout oracle -----------------------------------------------------------------
+
+
+def split_config(cfg: dict, rates: dict) -> dict:
+    """``cfg`` with ``drop_rate`` replaced by the three rates of exercise 4.3."""
+    return {**{k: v for k, v in cfg.items() if k != "drop_rate"}, **rates}
+
+
+def reference_with_rates(cfg: dict) -> GPTModel:
+    """The reference model, each dropout at the rate ``cfg`` (a 4.3 config) gives its place.
+
+    Built exactly as ``REFERENCE_WITH_RATES_SOURCE`` builds it, so that snippets reproduce it.
+    """
+    base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
+    return set_rates(GPTModel({**base, "drop_rate": 0.0}), cfg)
+
+
+def set_rates(model: GPTModel, rates: dict) -> GPTModel:
+    """Give each dropout of a reference model the rate of its place (``rates`` holds the
+    three 4.3 keys); returns ``model``."""
+    model.drop_emb.p = rates["drop_rate_emb"]
+    for block in model.trf_blocks:
+        block.drop_shortcut.p = rates["drop_rate_shortcut"]
+        block.att.dropout.p = rates["drop_rate_attn"]
+    return model
+
+
+REFERENCE_WITH_RATES_SOURCE = """\
+def reference_with_rates(cfg):
+    # The book's GPTModel, each nn.Dropout set to the rate of its place.
+    base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
+    model = GPTModel({**base, "drop_rate": 0.0})
+    model.drop_emb.p = cfg["drop_rate_emb"]
+    for block in model.trf_blocks:
+        block.drop_shortcut.p = cfg["drop_rate_shortcut"]
+        block.att.dropout.p = cfg["drop_rate_attn"]
+    return model
+"""
+
+
+# --- snippets ---------------------------------------------------------------------------------
+
+
+def config_source(cfg: dict, indent: str = "") -> str:
+    """A Python literal for ``cfg``: one line when short, one key per line otherwise."""
+    one_line = repr(cfg)
+    if len(one_line) + len(indent) <= 90:
+        return one_line
+    items = "".join(f"{indent}    {k!r}: {v!r},\n" for k, v in cfg.items())
+    return "{\n" + items + indent + "}"

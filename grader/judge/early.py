@@ -1,0 +1,73 @@
+"""Workers started while the judge is still importing torch.
+
+A cold ``grade`` spends its first second importing torch, in the judge and (at the same time)
+in the fork server. Asking the fork server for the submission's workers from a thread, before
+the judge's own import begins, lets their start and the import of the student's files happen
+during that second instead of after it. Nothing here imports torch: the thread only talks to
+the fork server (or spawns interpreters), and hands the workers to ``grader.judge.engine.grade``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.shared.registry import select
+
+if TYPE_CHECKING:
+    from grader.intake.submission import Submission
+    from grader.judge.launch.handle import Limits, WorkerHandle
+
+
+class EarlyWorkers:
+    """The workers of ``submission``'s selected exercises, started in a background thread."""
+
+    def __init__(
+        self, submission: Submission, exercise_ids: list[str] | None, limits: Limits, start
+    ):
+        self.scratch = Path(tempfile.mkdtemp(prefix="grade-"))
+        self.handles: dict[str, WorkerHandle] = {}
+        self._failure: BaseException | None = None
+        self._args = (submission, exercise_ids, limits, start)
+        self._thread = threading.Thread(target=self._run, name="early-workers", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        submission, exercise_ids, limits, start = self._args
+        try:
+            for ex in select(exercise_ids):
+                if ex.id in submission.files:
+                    self.handles[ex.id] = start(
+                        ex.id, submission.files[ex.id], submission.root, limits, self.scratch
+                    )
+        except BaseException as exc:  # raised again in the judge's thread, by take()
+            self._failure = exc
+
+    def take(self) -> tuple[dict[str, WorkerHandle], Path]:
+        """The started workers and their scratch folder (waits for the thread)."""
+        self._thread.join()
+        if self._failure is not None:
+            self.discard()
+            raise self._failure
+        return self.handles, self.scratch
+
+    def discard(self) -> None:
+        """Close every worker and remove the scratch (when grading never happens)."""
+        self._thread.join()
+        for handle in self.handles.values():
+            handle.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def default_starter():
+    """The worker starter ``grade`` uses by default, found without importing torch."""
+    try:
+        from grader.judge.launch.starter import default_starter as sandboxed
+    except ImportError:
+        from grader.judge.launch.handle import start_spawn
+
+        return start_spawn
+    return sandboxed()

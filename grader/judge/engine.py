@@ -1,0 +1,257 @@
+"""The judge: grades one submission by running every exercise's checks against its worker.
+
+The judge holds the reference models and the hypothesis strategies, builds every input and
+makes every comparison; student code runs only in the workers (DESIGN §5).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import torch
+
+import grader
+from grader.intake.submission import Submission
+from grader.judge import parallel
+from grader.judge.early import EarlyWorkers, default_starter
+from grader.judge.launch.handle import Limits, StudentError, WorkerHandle, WorkerLost
+from grader.judge.properties import DEFAULT_SEED, Check, explain_student_error, run_check
+from grader.judge.resilience import keeps_going
+from grader.result.schema import CheckResult, ExerciseResult, GradeResult
+from grader.shared import timing
+from grader.shared.registry import Exercise, select
+
+Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
+
+
+def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
+    """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
+    checks = importlib.import_module(f"grader.judge.checks.{exercise.module}").CHECKS
+    if points:
+        checks = [
+            dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
+        ]
+    return checks
+
+
+def _unrun(checks: list[Check], message: str) -> list[CheckResult]:
+    return [CheckResult(c.name, 0.0, c.points, False, message) for c in checks]
+
+
+def _import_failure(info: dict) -> str:
+    if info.get("type") == "SyntaxError" or info.get("type") == "IndentationError":
+        return (
+            f"your file does not parse: {info['type']}: {info.get('message', '')} "
+            f"(in {info.get('file', '?')}, line {info.get('line', '?')}: {info.get('code', '')})"
+        )
+    return "importing your file failed: " + explain_student_error(info)
+
+
+def _finish(
+    exercise: Exercise, status: str, results: list[CheckResult], scale: float
+) -> ExerciseResult:
+    for r in results:
+        r.points, r.max_points = r.points * scale, r.max_points * scale
+    score = round(sum(r.points for r in results), 6)
+    if status == "failed" and all(r.passed for r in results):
+        status = "passed"
+    return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
+
+
+def unrun_exercise(
+    exercise: Exercise, status: str, reason: str, check_points: Mapping[str, float] | None = None
+) -> ExerciseResult:
+    """The result of an exercise none of whose checks could run, each saying ``reason``."""
+    checks = checks_for(exercise, check_points)
+    total = sum(c.points for c in checks)
+    return _finish(
+        exercise, status, _unrun(checks, reason), exercise.max_score / total if total else 0.0
+    )
+
+
+@keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result
+def grade_exercise(
+    exercise: Exercise,
+    worker: WorkerHandle | None,
+    seed: int,
+    max_examples: int | None,
+    limits: Limits,
+    check_points: Mapping[str, float] | None = None,
+) -> ExerciseResult:
+    if worker is None:
+        return unrun_exercise(
+            exercise,
+            "missing",
+            f"not submitted: exercises/{exercise.filename} was not found",
+            check_points,
+        )
+    checks = checks_for(exercise, check_points)
+    total = sum(c.points for c in checks)
+    scale = exercise.max_score / total if total else 0.0
+    began = time.monotonic()
+    try:
+        worker.receive(limits.import_timeout_s)  # the "ready" message, sent after the import
+    except StudentError as exc:
+        return _finish(exercise, "error", _unrun(checks, _import_failure(exc.info)), scale)
+    except WorkerLost as lost:
+        return _finish(
+            exercise,
+            lost.status,
+            _unrun(checks, f"importing your file failed: {lost.reason}"),
+            scale,
+        )
+
+    timing.add("student_import", time.monotonic() - began)
+    results: list[CheckResult] = []
+    status = "failed"
+    lost_at: CheckResult | None = None
+    deadline = time.monotonic() + limits.exercise_budget_s
+    for i, check in enumerate(checks):
+        if time.monotonic() > deadline:
+            status = "timeout"
+            results += _unrun(
+                checks[i:],
+                f"not run: the exercise used up its {limits.exercise_budget_s:g} s budget",
+            )
+            break
+        try:
+            results.append(run_check(check, worker, exercise.id, seed, max_examples))
+        except WorkerLost as lost:
+            status = lost.status
+            lost_at = CheckResult(check.name, 0.0, check.points, False, lost.reason.capitalize())
+            results.append(lost_at)
+            results += _unrun(checks[i + 1 :], f"not run: {lost.reason}")
+            break
+    printed = worker.output().strip()
+    if printed and lost_at is not None:
+        lost_at.message += f"\nYour code printed (last lines):\n{printed[-1500:]}"
+    return _finish(exercise, status, results, scale)
+
+
+def grade(
+    submission: Submission,
+    exercise_ids: list[str] | None = None,
+    seed: int = DEFAULT_SEED,
+    max_examples: int | None = None,
+    limits: Limits | None = None,
+    start: Starter | None = None,
+    max_scores: Mapping[str, float] | None = None,
+    check_points: Mapping[str, Mapping[str, float]] | None = None,
+    processes: int | None = None,
+    early: EarlyWorkers | None = None,
+) -> GradeResult:
+    """Grade ``submission``; never raises for anything the submission does.
+
+    ``max_scores`` (exercise id -> points) and ``check_points`` (exercise id -> check name ->
+    weight) override the defaults, as ``grading.toml`` asks; weights are scaled to max_score.
+    ``processes`` caps the judge processes its exercises are spread over (default: one per
+    core; a batch, whose judges already fill the cores, asks for 1). ``early`` holds workers
+    started while torch was being imported (``grader.judge.early``); they are used instead of
+    new ones.
+    """
+    limits = limits or Limits()
+    start = start or default_starter()
+    began = time.monotonic()
+    exercises = [
+        dataclasses.replace(e, max_score=max_scores[e.id]) if e.id in (max_scores or {}) else e
+        for e in select(exercise_ids)
+    ]
+    check_points = check_points or {}
+    if early is not None:
+        workers, scratch = early.take()
+    else:
+        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-")), {}
+    try:
+        # Start every worker first so that their imports overlap with each other's checks.
+        for ex in exercises:
+            if ex.id in submission.files and ex.id not in workers:
+                workers[ex.id] = start(
+                    ex.id, submission.files[ex.id], submission.root, limits, scratch
+                )
+        timing.mark("workers_started")
+        results = _grade_all(
+            exercises,
+            workers,
+            seed,
+            max_examples,
+            limits,
+            check_points,
+            processes or parallel.processes(),
+        )
+    finally:
+        for w in workers.values():
+            w.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return GradeResult(
+        submission=submission.name,
+        score=round(sum(r.score for r in results), 6),
+        max_score=sum(r.max_score for r in results),
+        grader_version=grader.__version__,
+        torch_version=torch.__version__,
+        seed=seed,
+        duration_s=round(time.monotonic() - began, 3),
+        exercises=results,
+    )
+
+
+def _grade_all(
+    exercises: list[Exercise],
+    workers: dict[str, WorkerHandle],
+    seed: int,
+    max_examples: int | None,
+    limits: Limits,
+    check_points: Mapping[str, Mapping[str, float]],
+    processes: int,
+) -> list[ExerciseResult]:
+    """Each exercise's result, in course order: in forked judge processes when more than one
+    exercise has a worker and every worker can be watched from any process (fork-server
+    workers), else one after the other."""
+
+    def job(ex: Exercise) -> Callable[[], ExerciseResult]:
+        def run() -> ExerciseResult:
+            worker = workers.get(ex.id)
+            try:
+                with timing.exercise(ex.id):
+                    return grade_exercise(
+                        ex, worker, seed, max_examples, limits, check_points.get(ex.id)
+                    )
+            finally:
+                if worker is not None:
+                    worker.close()
+
+        return run
+
+    chosen = {ex.id: ex for ex in exercises}
+    forkable = [ex.id for ex in exercises if ex.id in workers]
+    groups = parallel.balanced_groups({ex_id: chosen[ex_id].cost for ex_id in forkable}, processes)
+    done: dict[str, ExerciseResult] = {}
+    if (
+        len(groups) > 1
+        and parallel.supported()
+        and all(workers[ex_id].process is None for ex_id in forkable)
+    ):
+        names = {f"group{i}": group for i, group in enumerate(groups)}
+        done = parallel.run_forked(
+            {
+                name: lambda group=group: [job(chosen[e])() for e in group]
+                for name, group in names.items()
+            },
+            {
+                name: tuple(fd for e in group for fd in workers[e].fds())
+                for name, group in names.items()
+            },
+            names,
+            limits.import_timeout_s + limits.exercise_budget_s * len(exercises) + parallel.GRACE_S,
+            lambda ex_id, status, reason: unrun_exercise(
+                chosen[ex_id], status, reason, check_points.get(ex_id)
+            ),
+        )
+        for ex_id in done:
+            workers[ex_id].release()
+    return [done[ex.id] if ex.id in done else job(ex)() for ex in exercises]

@@ -1,0 +1,410 @@
+"""Starting workers and talking to them: the judge's side of the worker protocol.
+
+``WorkerHandle.call`` sends one request and waits, with a time limit, for the reply. A worker
+that dies, hangs, runs out of memory or breaks the protocol raises ``WorkerLost`` (a
+``BaseException``, so that it escapes hypothesis at once instead of being shrunk like a wrong
+answer). Every call is bounded by ``Limits.call_timeout_s`` and by what is left of the
+exercise's ``Limits.exercise_budget_s``.
+
+This module holds the ``spawn`` launcher: a fresh interpreter per worker, bounded (resource
+limits, capped output, a clean environment, its own session) but not isolated. It is the
+portable path (macOS, Windows) and ``--no-sandbox``; the sandboxed fork server
+(``grader.judge.launch.starter``) implements the same ``start`` signature.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from grader.judge.resilience import Tampered
+from grader.protocol import wire
+from grader.shared import timing
+from grader.shared.safetext import SHORT_LIMIT, safe_info, safe_text, safe_value
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on student code; every one can be changed from the CLI or ``grading.toml``."""
+
+    call_timeout_s: float = 20.0  # one call into student code
+    exercise_budget_s: float = 90.0  # all checks of one exercise
+    import_timeout_s: float = 20.0  # importing the student's file
+    memory_mb: int = 3072  # address space beyond the worker's own baseline
+    max_processes: int = 64  # processes and threads, beyond torch's own thread pools
+    max_file_mb: int = 16  # any one file a worker writes (its printed output included)
+    max_output_kb: int = 64  # what student code may print; the rest is dropped
+    cpu_s: float = 300.0  # CPU time of one worker, all its threads together
+    scratch_mb: int = 64  # the worker's private writable folder (a tmpfs where there is one)
+
+
+class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of ours
+    """The worker can no longer answer: ``status`` is ``"timeout"`` or ``"error"``."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class StudentError(Exception):
+    """Student code raised; ``info`` is the worker's plain description of the exception."""
+
+    def __init__(self, info: dict):
+        super().__init__(info.get("message", ""))
+        self.info = info
+
+
+MEMORY_MARKERS = ("can't allocate memory", "not enough memory", "out of memory")
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "the worker stopped answering"
+    if returncode < 0:
+        sig = -returncode
+        name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
+        if sig == signal.SIGSEGV:
+            return "the worker crashed with a segmentation fault (SIGSEGV)"
+        if sig == signal.SIGKILL:
+            return "the worker was killed (SIGKILL), most often for using too much memory"
+        if sig == getattr(signal, "SIGXCPU", None):
+            return "the worker used up its CPU time limit (SIGXCPU)"
+        return f"the worker was killed by signal {name}"
+    if returncode == SANDBOX_SETUP_FAILED:
+        return "the grader could not set up the sandbox for this worker"
+    return f"the worker exited with status {returncode} while the grader was waiting for it"
+
+
+SANDBOX_SETUP_FAILED = 121  # grader.worker.entry.SETUP_FAILED
+
+
+def out_of_memory(info: dict) -> bool:
+    """Whether a student exception is the memory limit being hit."""
+    if info.get("type") == "MemoryError":
+        return True
+    message = str(info.get("message", "")).lower()
+    return info.get("type") == "RuntimeError" and any(m in message for m in MEMORY_MARKERS)
+
+
+class ReplyReader:
+    """Reads a worker's replies in a thread, for platforms that cannot wait on a pipe with
+    ``select`` (Windows); ``get`` then waits on a queue, with the same time limit."""
+
+    def __init__(self, fd: int):
+        self._queue: queue.Queue = queue.Queue()
+        self._failure: BaseException | None = None
+        threading.Thread(target=self._run, args=(fd,), daemon=True).start()
+
+    def _run(self, fd: int) -> None:
+        while True:
+            try:
+                self._queue.put((True, wire.recv(fd)))
+            except (wire.ChannelClosed, wire.BadMessage) as exc:
+                self._queue.put((False, exc))
+                return
+            except OSError:
+                self._queue.put((False, wire.ChannelClosed()))
+                return
+
+    def get(self, timeout: float) -> Any:
+        if self._failure is not None:
+            raise self._failure
+        try:
+            ok, value = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise wire.ChannelTimeout() from None
+        if not ok:
+            self._failure = value
+            raise value
+        return value
+
+
+@dataclass
+class WorkerHandle:
+    pid: int
+    req_fd: int
+    rep_fd: int
+    output_path: Path
+    limits: Limits
+    process: Any = None  # a Popen in spawn mode; None when a fork server owns the process
+    reaper: Any = None  # callable(pid) -> returncode | None, for fork-server children
+    closed: bool = field(default=False)
+    killer: Any = None  # callable() that kills the worker and every process it started
+    extra_fds: tuple[int, ...] = ()  # closed with the handle (status pipe, pidfd)
+    deadline: float | None = None  # the end of the exercise's budget, set at the first call
+    reader: ReplyReader | None = None  # replies read by a thread (Windows)
+
+    def __post_init__(self) -> None:
+        wire.widen(self.req_fd)
+        wire.widen(self.rep_fd)
+
+    def fds(self) -> tuple[int, ...]:
+        """The descriptors this handle owns (a forked judge keeps only its own worker's)."""
+        return (self.req_fd, self.rep_fd, *self.extra_fds)
+
+    def returncode(self) -> int | None:
+        if self.process is not None:
+            try:
+                return self.process.wait(timeout=0.5)
+            except subprocess.TimeoutExpired:
+                return None
+        return self.reaper(self.pid) if self.reaper else None
+
+    def kill(self) -> None:
+        if self.killer is not None:
+            self.killer()
+        elif self.process is not None:
+            if hasattr(os, "killpg") and self.process.returncode is None:  # not reaped yet
+                try:  # its own session: what it started in its group goes with it
+                    os.killpg(self.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+        if self.process is not None:
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+        elif self.reaper:
+            self.reaper(self.pid)
+
+    def receive(self, timeout: float) -> Any:
+        try:
+            if self.reader is not None:
+                reply = self.reader.get(timeout)
+            else:
+                reply = wire.recv(self.rep_fd, timeout)
+        except wire.ChannelTimeout:
+            self.kill()
+            raise WorkerLost(
+                "timeout", f"student code did not finish within {timeout:g} s"
+            ) from None
+        except wire.ChannelClosed:
+            code = self.returncode()
+            self.kill()
+            raise WorkerLost("error", describe_exit(code)) from None
+        except wire.BadMessage as exc:
+            self.kill()
+            raise WorkerLost(
+                "error",
+                "the worker sent a message the grader refuses: only plain data and tensors may "
+                f"come back ({safe_text(exc, 120)})",
+            ) from None
+        if not isinstance(reply, dict) or "ok" not in reply:
+            self.kill()
+            raise WorkerLost("error", "the worker sent a reply of the wrong shape")
+        if isinstance(reply.get("t"), float):
+            timing.add("worker_compute", reply["t"])
+        if reply.get("tampered"):  # the worker's guard saw student code rewrite the grader
+            self.kill()
+            raise Tampered(safe_text(reply["tampered"], SHORT_LIMIT))
+        if not reply["ok"]:
+            info = safe_info(reply.get("error"))  # worker text is made safe where it enters
+            if out_of_memory(info):
+                self.kill()
+                raise WorkerLost(
+                    "error",
+                    f"student code ran out of memory: it needed more than the "
+                    f"{self.limits.memory_mb} MB a worker may use "
+                    f"({info.get('type')}: {str(info.get('message', ''))[:200]})",
+                )
+            raise StudentError(info)
+        return safe_value(reply.get("value"))
+
+    def call(self, action: str, timeout: float | None = None, **args: Any) -> Any:
+        """Run one probe in the worker and return its plain-data value."""
+        return self.call_while(action, None, timeout, **args)[0]
+
+    def call_while(
+        self,
+        action: str,
+        meanwhile: Callable[[], T] | None,
+        timeout: float | None = None,
+        **args: Any,
+    ) -> tuple[Any, T | None]:
+        """Run one probe in the worker and, while it runs, ``meanwhile()`` here (the judge's
+        own share of the work, e.g. the expected value); return both results. The reply is
+        read even when ``meanwhile`` raises, so that the channel stays in step."""
+        if self.closed:
+            raise WorkerLost("error", "the worker is already closed")
+        budget = self.limits.exercise_budget_s
+        if self.deadline is None:
+            self.deadline = time.monotonic() + budget
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self.kill()
+            raise WorkerLost("timeout", f"the exercise used up its {budget:g} s budget")
+        wanted = self.limits.call_timeout_s if timeout is None else timeout
+        began = time.monotonic()
+        try:
+            wire.send(self.req_fd, {"action": action, "args": args})
+        except (BrokenPipeError, OSError):
+            code = self.returncode()
+            self.kill()
+            raise WorkerLost("error", describe_exit(code)) from None
+        ours: T | None = None
+        failure: BaseException | None = None
+        judged = 0.0
+        if meanwhile is not None:
+            started = time.monotonic()
+            try:
+                ours = meanwhile()
+            except Exception as exc:  # raised once the reply is in
+                failure = exc
+            judged = time.monotonic() - started
+        try:
+            value = self._receive_within(left - (time.monotonic() - began), wanted, budget)
+        finally:
+            timing.add("in_calls", time.monotonic() - began - judged)
+            timing.add("calls", 1)
+        if failure is not None:
+            raise failure
+        return value, ours
+
+    def _receive_within(self, left: float, wanted: float, budget: float) -> Any:
+        if left < wanted:
+            try:
+                return self.receive(max(left, 0.0))
+            except WorkerLost as lost:
+                if lost.status == "timeout":
+                    raise WorkerLost(
+                        "timeout", f"the exercise used up its {budget:g} s budget"
+                    ) from None
+                raise
+        return self.receive(wanted)
+
+    def output(self) -> str:
+        """What student code printed (capped at ``limits.max_output_kb``)."""
+        cap = self.limits.max_output_kb * 1024
+        try:
+            with open(self.output_path, "rb") as f:
+                data = f.read(cap + 1)
+        except OSError:
+            return ""
+        text = safe_text(data[:cap].decode("utf-8", "replace"), None)
+        if len(data) > cap:
+            text += f"\n[output cut at {self.limits.max_output_kb} KiB: the rest was dropped]"
+        return text
+
+    def release(self) -> None:
+        """Close this process's copies of the worker's descriptors and kill it, without waiting
+        for its exit status: a forked judge closed the worker (and read that status) already."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.killer is not None:
+            self.killer()
+        for fd in self.fds():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for fd in (self.req_fd, self.rep_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.kill()
+        for fd in self.extra_fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def worker_folders(exercise_id: str, scratch: Path) -> tuple[Path, Path]:
+    """A fresh private folder and output file for one worker inside the judge's scratch."""
+    tag = "ex" + exercise_id.replace(".", "_")
+    workdir = Path(tempfile.mkdtemp(prefix=f"{tag}-", dir=scratch))
+    fd, output = tempfile.mkstemp(prefix=f"{tag}-out-", suffix=".txt", dir=scratch)
+    os.close(fd)
+    return workdir, Path(output)
+
+
+def start_spawn(
+    exercise_id: str,
+    student_file: Path,
+    submission_root: Path,
+    limits: Limits,
+    scratch: Path,
+    landlock_abi: int = 0,
+    reader_thread: bool = os.name == "nt",
+) -> WorkerHandle:
+    """Start a worker as a fresh interpreter: bounded, in its own session, with a clean
+    environment; isolated only by Landlock when ``landlock_abi`` is given (Linux).
+
+    On Windows the pipes are handed over as inheritable handles and replies are read by a
+    thread (``reader_thread``, which can be forced elsewhere to test that path)."""
+    from grader.worker.bounds import worker_environment
+    from grader.worker.entry import spawn_arguments
+
+    workdir, output_path = worker_folders(exercise_id, scratch)
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    posix = os.name == "posix"
+    extra: dict[str, Any] = {}
+    if posix:
+        child_ends = (req_r, rep_w)
+        extra.update(pass_fds=child_ends, start_new_session=True)
+    else:  # pragma: no cover - Windows
+        import msvcrt
+
+        child_ends = tuple(msvcrt.get_osfhandle(fd) for fd in (req_r, rep_w))
+        for handle in child_ends:
+            os.set_handle_inheritable(handle, True)
+        info = subprocess.STARTUPINFO()
+        info.lpAttributeList = {"handle_list": list(child_ends)}
+        extra.update(startupinfo=info, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
+    argv = spawn_arguments(
+        exercise_id,
+        str(student_file),
+        str(submission_root),
+        str(workdir),
+        limits,
+        landlock_abi,
+        *child_ends,
+        handles=not posix,
+    )
+    try:
+        with open(output_path, "ab") as out:
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=worker_environment(str(workdir)),
+                **extra,
+            )
+    finally:
+        os.close(req_r)
+        os.close(rep_w)
+    return WorkerHandle(
+        process.pid,
+        req_w,
+        rep_r,
+        output_path,
+        limits,
+        process=process,
+        reader=ReplyReader(rep_r) if reader_thread else None,
+    )

@@ -1,0 +1,200 @@
+"""The sandbox: where student code runs, and what it cannot do there (docs/sandbox.md).
+
+``default_starter()`` is the worker starter ``grader.judge.engine`` uses: on Linux, a shared
+fork server (``ForkServer``) whose workers run inside every isolation layer the kernel allows;
+elsewhere, or when the fork server cannot start, a fresh interpreter per worker
+(``grader.judge.launch.handle.start_spawn``). Layers that are off are stated once on stderr;
+``default_starter(strict=True)`` refuses instead (``SandboxUnavailable``).
+
+``prestart()`` starts the shared fork server early, so that it imports torch while the judge
+does the same.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Limits, WorkerHandle
+
+LAYER_NAMES = {
+    "user": "user namespace",
+    "net": "network namespace (no network)",
+    "mount": "read-only filesystem with a private scratch (mount namespace)",
+    "pid": "private process tree (PID namespace)",
+    "ipc": "IPC namespace",
+    "landlock": "Landlock (file access, TCP, signals)",
+    "nobody": "unprivileged worker user (the grader runs as root)",
+    "cgroup": "process limit for root (pids cgroup)",
+    "fork server": "fork server (warm workers)",
+}
+
+try:  # the CLI turns a UsageError into one line and exit status 2
+    from grader.shared.errors import UsageError as _Refusal
+except ImportError:  # pragma: no cover
+    _Refusal = RuntimeError
+
+
+class SandboxUnavailable(_Refusal):
+    """``--strict-sandbox`` and a sandbox layer is off here."""
+
+
+def supported() -> bool:
+    """Whether this platform can run the fork server (Linux, with ``fork``)."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
+_lock = threading.Lock()
+_default = None
+_announced = False
+
+
+def default_server():
+    """The fork server shared by this process (started on first use, closed at exit)."""
+    global _default
+    from grader.judge.launch.forkserver import ForkServer
+
+    with _lock:
+        if _default is None or _default._owner != os.getpid():
+            _default = ForkServer().start()
+        return _default
+
+
+def close_default_server() -> None:
+    global _default
+    with _lock:
+        server, _default = _default, None
+    if server is not None and server._owner == os.getpid():
+        server.close()
+
+
+atexit.register(close_default_server)
+
+
+def prestart() -> None:
+    """Start the shared fork server now, in the background (a no-op where there is none)."""
+    if supported():
+        default_server()
+
+
+def off_layers(layers: dict[str, dict]) -> dict[str, str]:
+    """The layers that are off for a reason other than not being needed."""
+    return {
+        name: info.get("detail", "")
+        for name, info in layers.items()
+        if not info.get("on") and not info.get("detail", "").startswith("not needed")
+    }
+
+
+def describe_off(off: dict[str, str]) -> str:
+    return "; ".join(
+        f"{LAYER_NAMES.get(k, k)}: {v}" if v else LAYER_NAMES.get(k, k)
+        for k, v in sorted(off.items())
+    )
+
+
+def _announce(off: dict[str, str]) -> None:
+    global _announced
+    if off and not _announced:
+        _announced = True
+        print(f"grade: sandbox layers off here: {describe_off(off)}", file=sys.stderr)
+
+
+class SandboxStarter:
+    """A worker starter over a fork server, falling back to fresh interpreters (stated once)
+    if the server cannot start; ``strict`` makes any missing layer an error instead."""
+
+    def __init__(self, server, strict: bool = False):
+        self.server = server
+        self.strict = strict
+        self.fallback: str | None = None
+        self._lock = threading.Lock()
+
+    def layers(self) -> dict[str, dict]:
+        from grader.judge.launch.forkserver import ServerFailed
+
+        if self.server is None:
+            return {"fork server": {"on": False, "detail": "not available on " + sys.platform}}
+        try:
+            layers = self.server.layers()
+        except ServerFailed as exc:
+            return {"fork server": {"on": False, "detail": str(exc)}}
+        return {
+            **layers,
+            "fork server": {"on": self.fallback is None, "detail": self.fallback or ""},
+        }
+
+    def check_strict(self) -> None:
+        off = off_layers(self.layers())
+        if off:
+            raise SandboxUnavailable(
+                f"--strict-sandbox: these sandbox layers are off here: {describe_off(off)}"
+            )
+
+    def __call__(
+        self,
+        exercise_id: str,
+        student_file: Path,
+        submission_root: Path,
+        limits: Limits,
+        scratch: Path,
+    ) -> WorkerHandle:
+        from grader.judge.launch.forkserver import ServerFailed
+
+        if self.server is not None and self.fallback is None:
+            try:
+                handle = self.server(exercise_id, student_file, submission_root, limits, scratch)
+                _announce(off_layers(self.layers()))
+                return handle
+            except ServerFailed as exc:
+                with self._lock:
+                    self.fallback = self.fallback or str(exc)
+                if self.strict:
+                    raise SandboxUnavailable(f"--strict-sandbox: {exc}") from None
+                _announce({"fork server": f"{exc}; workers start as fresh interpreters"})
+        elif self.server is None:
+            _announce(
+                {
+                    "fork server": f"not available on {sys.platform}; "
+                    "workers start as fresh interpreters"
+                }
+            )
+        from grader.judge.launch.handle import start_spawn
+
+        return start_spawn(
+            exercise_id,
+            student_file,
+            submission_root,
+            limits,
+            scratch,
+            landlock_abi=_landlock_abi(),
+        )
+
+
+@functools.cache
+def _landlock_abi() -> int:
+    if not sys.platform.startswith("linux"):
+        return 0
+    from grader.worker.sandbox.linux import landlock_abi
+
+    return landlock_abi()
+
+
+def default_starter(strict: bool = False) -> SandboxStarter:
+    """The starter ``grade`` uses; with ``strict`` it raises ``SandboxUnavailable`` now if any
+    isolation layer is off on this machine."""
+    starter = SandboxStarter(default_server() if supported() else None, strict)
+    if strict:
+        starter.check_strict()
+    return starter
+
+
+def starter_for(server) -> SandboxStarter:
+    """A starter over a server of your own (``ForkServer(disable=...)``), e.g. in tests."""
+    return SandboxStarter(server)

@@ -1,0 +1,178 @@
+"""Grading several exercises at once: one forked judge process per exercise.
+
+A judge spends much of an exercise waiting for its worker, and a worker waits for the judge
+while it computes the next expected value. Forked after the judge has imported torch, the
+reference and the checks (and started every worker), one judge process per exercise lets the
+exercises overlap on the machine's cores: while one judge computes, the workers of the others
+run. Each child grades exactly what the sequential judge would (same checks, same seeds, same
+examples) and sends its ``ExerciseResult`` back as JSON over a pipe; the parent never runs
+student code either. A child that fails (a bug of ours) or overruns its budget becomes an
+``error`` or ``timeout`` result for its exercise only.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+
+from grader.result.schema import CheckResult, ExerciseResult
+from grader.shared import timing
+
+GRACE_S = 30.0  # beyond an exercise's own budgets, before the parent gives up on a child
+
+
+def supported() -> bool:
+    return hasattr(os, "fork") and hasattr(os, "pipe")
+
+
+def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
+    said = io.StringIO()  # what the judge tells the user goes out through the parent
+    sys.stderr = said
+    try:
+        try:
+            single_threaded()
+            payload = {"results": [asdict(r) for r in job()], "timings": timing.snapshot()}
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised
+            payload = {"failure": f"{type(exc).__name__}: {exc}"}
+        payload["stderr"] = said.getvalue()
+        data = memoryview(json.dumps(payload).encode())
+        while data:
+            data = data[os.write(write_fd, data) :]
+    finally:
+        os._exit(0)  # no atexit handlers: the fork server and the scratch are the parent's
+
+
+def single_threaded() -> None:
+    """Keep torch in a forked child off its thread pool. A pool the parent had started (any
+    multi-threaded torch op before the fork, as in a test session or a notebook) has no threads
+    in the child, and the child's first parallel op would wait for them forever; with one
+    thread torch never enters it. The judge's tensors are small: one thread is what ``grade``
+    uses anyway."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _results(data: bytes) -> dict[str, ExerciseResult] | str:
+    try:
+        payload = json.loads(data)
+        if payload.get("stderr"):
+            sys.stderr.write(payload["stderr"])
+        if "failure" in payload:
+            return str(payload["failure"])
+        timing.merge(payload.get("timings") or {})
+        return {
+            e["id"]: ExerciseResult(**{**e, "checks": [CheckResult(**c) for c in e["checks"]]})
+            for e in payload["results"]
+        }
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"the judge process sent no result ({type(exc).__name__})"
+
+
+def balanced_groups(costs: dict[str, float], n: int) -> list[list[str]]:
+    """Exercise ids split into at most ``n`` groups of about equal cost (longest first)."""
+    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(max(1, n))]
+    for ex_id in sorted(costs, key=lambda e: -costs[e]):
+        load, members = min(groups, key=lambda g: g[0])
+        groups.remove((load, members))
+        groups.append((load + costs[ex_id], [*members, ex_id]))
+    return [members for _, members in groups if members]
+
+
+def processes() -> int:
+    """How many judge processes the cores this process may use can keep busy."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run_forked(
+    jobs: dict[str, Callable[[], list[ExerciseResult]]],
+    keep_fds: dict[str, tuple[int, ...]],
+    members: dict[str, list[str]],
+    deadline_s: float,
+    failed: Callable[[str, str, str], ExerciseResult],
+) -> dict[str, ExerciseResult]:
+    """Run each job (a group's name -> a function grading its exercises) in a forked child.
+
+    ``keep_fds`` names, per group, the descriptors its child needs (its workers' pipes); a
+    child closes those of the other groups. ``members`` lists each group's exercise ids;
+    ``failed(exercise_id, status, reason)`` makes the result of an exercise whose child died
+    or overran ``deadline_s``.
+    """
+    all_fds = {fd for fds in keep_fds.values() for fd in fds}
+    readers: dict[int, str] = {}
+    pids: dict[str, int] = {}
+    for ex_id, job in jobs.items():
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child (its result is what the tests see)
+            os.close(r)
+            for fd in all_fds - set(keep_fds.get(ex_id, ())):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            for fd in readers:
+                os.close(fd)
+            _run_child(w, job)
+        os.close(w)
+        readers[r] = ex_id
+        pids[ex_id] = pid
+
+    chunks: dict[str, list[bytes]] = {ex_id: [] for ex_id in jobs}
+    timed_out: set[str] = set()
+    end = time.monotonic() + deadline_s
+    try:
+        while readers:
+            left = end - time.monotonic()
+            ready, _, _ = select.select(list(readers), [], [], max(0.0, left))
+            if not ready and left <= 0:
+                timed_out.update(readers.values())
+                break
+            for fd in ready:
+                data = os.read(fd, 1 << 20)
+                if data:
+                    chunks[readers[fd]].append(data)
+                else:
+                    os.close(fd)
+                    del readers[fd]
+    finally:
+        for fd in readers:
+            os.close(fd)
+        for ex_id, pid in pids.items():
+            if ex_id in timed_out:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+    results: dict[str, ExerciseResult] = {}
+    for group in jobs:
+        outcome = (
+            f"the grader gave up on this exercise after {deadline_s:g} s"
+            if group in timed_out
+            else _results(b"".join(chunks[group]))
+        )
+        for ex_id in members[group]:
+            if isinstance(outcome, dict) and ex_id in outcome:
+                results[ex_id] = outcome[ex_id]
+            elif group in timed_out:
+                results[ex_id] = failed(ex_id, "timeout", str(outcome))
+            else:
+                results[ex_id] = failed(
+                    ex_id, "error", f"the grader failed on this exercise: {outcome}"
+                )
+    return results

@@ -1,0 +1,218 @@
+"""The check harness: a check is a named hypothesis property with points, a hint and a snippet.
+
+``run_check`` runs one check against a worker, derandomized from the grading seed, and turns the
+outcome into a ``CheckResult`` carrying the shrunk counterexample and a reproduce snippet.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import example as hypothesis_example
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.result.schema import GRADER_FAILED, TAMPERED, CheckResult
+
+DEFAULT_SEED = 20241
+
+
+def _make_generation_deterministic() -> None:
+    """Keep hypothesis from mixing "local constants" into its draws.
+
+    Hypothesis harvests literals from every module it deems local (outside site-packages) and
+    caches them under ``./.hypothesis``: the examples drawn would then depend on how the grader
+    was installed and the student's folder would get a cache directory. Grading must draw the
+    same examples everywhere, so the harvest is switched off.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - another hypothesis layout
+        return
+    if hasattr(providers, "_get_local_constants") and hasattr(providers, "_local_constants"):
+        empty = providers._local_constants
+        providers._get_local_constants = lambda: empty
+
+
+_make_generation_deterministic()
+
+
+class CheckFailed(AssertionError):
+    """The student's answer is wrong on this example; ``message`` says how, in plain words."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """One graded behaviour.
+
+    ``run(worker, example)`` raises ``CheckFailed`` (or lets a ``StudentError`` through) when the
+    answer is wrong on ``example``; ``reproduce(example)`` returns Python source that shows the
+    failure in the student's clone; ``counterexample(example)`` its JSON-able description.
+    """
+
+    name: str
+    points: float
+    strategy: st.SearchStrategy
+    run: Callable[[WorkerHandle, Any], None]
+    hint: str
+    reproduce: Callable[[Any], str] | None = None
+    counterexample: Callable[[Any], Any] | None = None
+    max_examples: int = 20
+    examples: tuple[Any, ...] = ()  # always tried first (e.g. the book's own case)
+
+
+def seed_torch(seed: int) -> None:
+    """Seed torch's CPU generator, all the judge computes with: what ``torch.manual_seed`` does
+    here, without its cost of queuing lazy CUDA, XPU and MTIA seeds, each with a formatted
+    stack trace (a tenth of a second over one grade)."""
+    torch.default_generator.manual_seed(seed)
+
+
+def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
+    return zlib.crc32(f"{seed}/{exercise_id}/{check_name}".encode())
+
+
+def explain_student_error(info: dict) -> str:
+    """One readable paragraph for an exception raised in student code."""
+    kind, text = info.get("type", "Exception"), info.get("message", "")
+    if info.get("refused") and not text.startswith((TAMPERED, GRADER_FAILED)):
+        return text  # the grader refused a value: the message says what came back, and why
+    if kind == "NotImplementedError":
+        return f"not done yet: {text}" if text else "not done yet (NotImplementedError)"
+    where = ""
+    frames = info.get("frames") or []
+    if frames:
+        f = frames[-1]
+        where = f" (in {f['file']}, line {f['line']}, in {f['function']}: {f['code']})"
+    return f"your code raised {kind}: {text}{where}"
+
+
+class NotDone(BaseException):  # noqa: N818 - an event, like WorkerLost
+    """Student code raised NotImplementedError: a stub. A ``BaseException``, so that it leaves
+    hypothesis at once: shrinking an input that no input can pass only costs time."""
+
+    def __init__(self, info: dict):
+        super().__init__(info.get("message", ""))
+        self.info = info
+
+
+def run_check(
+    check: Check, worker: WorkerHandle, exercise_id: str, seed: int, max_examples: int | None
+) -> CheckResult:
+    last: dict[str, Any] = {}
+
+    def prop(example):
+        last["example"] = example
+        try:
+            check.run(worker, example)
+        except StudentError as exc:
+            if exc.info.get("type") == "NotImplementedError":
+                raise NotDone(exc.info) from None
+            raise
+
+    for explicit in reversed(check.examples):
+        prop = hypothesis_example(explicit)(prop)
+
+    prop = settings(
+        max_examples=max_examples or check.max_examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    )(hypothesis_seed(check_seed(seed, exercise_id, check.name))(given(check.strategy)(prop)))
+
+    def failed(message: str) -> CheckResult:
+        example = last.get("example")
+        return CheckResult(
+            name=check.name,
+            points=0.0,
+            max_points=check.points,
+            passed=False,
+            message=f"{message}\nHint: {check.hint}",
+            counterexample=_jsonable(
+                check.counterexample(example) if check.counterexample else example
+            ),
+            reproduce=check.reproduce(example) if check.reproduce else None,
+        )
+
+    try:
+        with torch.no_grad():
+            prop()
+    except CheckFailed as exc:
+        return failed(str(exc))
+    except (StudentError, NotDone) as exc:
+        return failed(explain_student_error(exc.info))
+    return CheckResult(check.name, check.points, check.points, True, "passed")
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else repr(value)
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, torch.Tensor):
+        return tensor_text(value)
+    return repr(value)
+
+
+# --- comparisons and their messages ---------------------------------------------------------
+
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def tensor_text(t: torch.Tensor, max_items: int = 64) -> str:
+    """A tensor in full when small, else its shape and a few values."""
+    t = t.detach().cpu()
+    if t.numel() <= max_items:
+        with _print_options():
+            return repr(t).replace("tensor(", "tensor(", 1)
+    flat = t.flatten()[:8].tolist()
+    head = ", ".join(f"{v:.4f}" for v in flat)
+    return f"tensor of shape {tuple(t.shape)} starting [{head}, ...]"
+
+
+class _print_options:
+    def __enter__(self):
+        torch.set_printoptions(precision=4, sci_mode=False)
+
+    def __exit__(self, *exc):
+        torch.set_printoptions(profile="default")
+
+
+def expect_tensor(value: Any, what: str) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise CheckFailed(f"{what} should be a tensor, but it is {type(value).__name__}")
+    return value
+
+
+def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
+    """Fail with a readable message unless ``actual`` equals ``expected`` up to float noise."""
+    actual = expect_tensor(actual, what)
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise CheckFailed(
+            f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+        )
+    if actual.dtype != expected.dtype:
+        actual = actual.to(expected.dtype)
+    if not torch.allclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=True):
+        diff = (actual - expected).abs()
+        diff = torch.nan_to_num(diff, nan=float("inf"))
+        raise CheckFailed(
+            f"{what} differs from the expected values (largest difference "
+            f"{diff.max().item():.4g}).\nExpected: {tensor_text(expected)}\n"
+            f"Got:      {tensor_text(actual)}"
+        )

@@ -1,0 +1,185 @@
+"""Bounds a worker puts on itself before it imports student code, on every platform.
+
+Resource limits (address space, processes, file size, CPU time, no core files), a cap on what
+student code may print (the rest is dropped), and the small environment a worker runs with:
+nothing of the grader's own environment (tokens, keys, cloud credentials) reaches it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Limits
+
+# Variables a worker may inherit: locale and thread settings, which change no result.
+KEEP_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+)
+
+
+def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a worker (and of the fork server): an allow-list, never a
+    deny-list, so that no secret of the grader's environment can reach student code."""
+    source = os.environ if source is None else source
+    env = {k: source[k] for k in KEEP_ENV if k in source}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(
+        HOME=home,
+        TMPDIR=home,
+        TEMP=home,
+        TMP=home,
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONIOENCODING="utf-8",
+        # OpenMP threads that finished their share sleep at once instead of spinning for a
+        # while: with several workers on few cores, spinning threads burn the cores the
+        # others (and the judge) need.
+        OMP_WAIT_POLICY="PASSIVE",
+    )
+    return env
+
+
+def thread_allowance() -> int:
+    """Threads torch may start by itself (intra-op and inter-op pools), beyond student code."""
+    return 2 * (os.cpu_count() or 1) + 8
+
+
+def _tasks_of_uid(uid: int) -> int:
+    count = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if entry.stat().st_uid == uid:
+                    count += len(os.listdir(f"/proc/{entry.name}/task"))
+            except OSError:
+                pass
+    return count
+
+
+def _address_space_now() -> int | None:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return None
+
+
+def apply_limits(limits: Limits, own_user_namespace: bool) -> list[str]:
+    """Set this process's resource limits; return the ones the platform refused, in words.
+
+    ``own_user_namespace``: the process counts only its own processes (a fresh user namespace),
+    so the process limit can be set directly; otherwise it is added to what the user runs now.
+    """
+    try:
+        import resource
+    except ImportError:  # Windows
+        return ["resource limits (no 'resource' module on this platform)"]
+    off: list[str] = []
+
+    def set_limit(name: str, soft: int, hard: int | None = None, what: str = "") -> None:
+        which = getattr(resource, name, None)
+        if which is None:
+            off.append(what or name)
+            return
+        try:
+            old_soft, old_hard = resource.getrlimit(which)
+            hard = soft if hard is None else hard
+            if old_hard != resource.RLIM_INFINITY:
+                hard, soft = min(hard, old_hard), min(soft, old_hard)
+            resource.setrlimit(which, (soft, hard))
+        except (ValueError, OSError):
+            off.append(what or name)
+
+    base = _address_space_now()
+    if base is not None:
+        set_limit("RLIMIT_AS", base + limits.memory_mb * 2**20, what="memory limit")
+    else:
+        set_limit("RLIMIT_RSS", limits.memory_mb * 2**20, what="memory limit")
+    set_limit("RLIMIT_FSIZE", limits.max_file_mb * 2**20, what="file size limit")
+    set_limit("RLIMIT_CPU", int(limits.cpu_s), int(limits.cpu_s) + 5, what="CPU time limit")
+    set_limit("RLIMIT_CORE", 0)
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # too large a file: an error, not a kill
+    nproc = limits.max_processes + thread_allowance()
+    if os.geteuid() == 0 and not own_user_namespace:
+        off.append("process limit (the kernel does not apply it to root)")
+    else:
+        if not own_user_namespace and sys.platform.startswith("linux"):
+            nproc += _tasks_of_uid(os.getuid())
+        set_limit("RLIMIT_NPROC", nproc, what="process limit")
+    return off
+
+
+class OutputBudget:
+    """Bytes student code may still print; shared by ``stdout`` and ``stderr``."""
+
+    def __init__(self, cap: int):
+        self.left = cap + 1  # one byte past the cap tells the judge that output was cut
+        self.lock = threading.Lock()
+
+    def take(self, data: bytes) -> bytes:
+        with self.lock:
+            part = data[: max(self.left, 0)]
+            self.left -= len(part)
+            return part
+
+
+class CappedStream(io.TextIOBase):
+    """A text stream onto a file descriptor that drops whatever goes past the budget."""
+
+    def __init__(self, fd: int, budget: OutputBudget, name: str):
+        self._fd, self._budget, self._name = fd, budget, name
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, s: str) -> int:
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        data = self._budget.take(s.encode("utf-8", "replace"))
+        while data:
+            try:
+                data = data[os.write(self._fd, data) :]
+            except OSError:  # the file size limit, or a closed descriptor: drop it
+                break
+        return len(s)
+
+    def flush(self) -> None:
+        pass
+
+
+def cap_output(limits: Limits) -> None:
+    """Route ``print`` and tracebacks through one budget of ``limits.max_output_kb``."""
+    budget = OutputBudget(limits.max_output_kb * 1024)
+    sys.stdout = sys.__stdout__ = CappedStream(1, budget, "<stdout>")
+    sys.stderr = sys.__stderr__ = CappedStream(2, budget, "<stderr>")

@@ -1,0 +1,266 @@
+"""Worker-side probes: the only things a worker does with student code, one set per exercise.
+
+Each probe calls into the student's module with inputs the judge built, and returns plain data
+and tensors (see ``plain``). Probes never judge anything: every comparison is the judge's.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from grader.protocol import wire
+
+Probe = Callable[..., Any]
+
+
+class NotPlainData(TypeError):
+    """The student returned something other than plain data where plain data is expected; the
+    message says, in the student's words, what came back and what is expected."""
+
+
+PLAIN = "plain data (dicts, lists, tuples, strings, numbers, tensors)"
+
+
+def _shape(t: torch.Tensor) -> str:
+    try:
+        return f"shape {tuple(t.shape)}"
+    except Exception:
+        return "shape unknown"
+
+
+def _a(name: str) -> str:
+    return ("an " if name[:1].lower() in "aeiou" else "a ") + name
+
+
+def what_tensor_is_wrong(t: torch.Tensor) -> str | None:
+    """Why tensor ``t`` cannot go back to the judge as it is, or None if it can."""
+    kind = type(t)
+    if kind is not torch.Tensor and kind is not nn.Parameter:
+        return (
+            f"{_a(kind.__name__)}, a subclass of torch.Tensor ({_shape(t)}): return a plain "
+            "tensor (torch.Tensor)"
+        )
+    if t.layout is not torch.strided:
+        return f"a {t.layout} tensor ({_shape(t)}): return a dense tensor (.to_dense())"
+    if t.device.type == "meta":
+        return f"a tensor on the meta device ({_shape(t)}), which holds no values"
+    if t.dtype not in wire.dtypes().values():
+        return f"a tensor of dtype {t.dtype} ({_shape(t)}): return float32 or another usual dtype"
+    return None
+
+
+def _refuse(where: str, what: str) -> NotPlainData:
+    joiner = " " if where.endswith(" returned") else " is "
+    return NotPlainData(where + joiner + what)
+
+
+def _size(obj: Any) -> str:
+    try:
+        return f" of length {len(obj)}"
+    except Exception:
+        return ""
+
+
+def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
+    """A copy of ``obj`` made only of dicts, lists, str, numbers, bools, None and CPU tensors.
+
+    ``where`` names the value in the student's words ("your forward returned", "GPT2_CONFIGS");
+    anything else raises ``NotPlainData`` saying what came back and what is expected."""
+    if depth > 20:
+        raise _refuse(where, "nested too deeply: return " + PLAIN)
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    if isinstance(obj, torch.Tensor):
+        wrong = what_tensor_is_wrong(obj)
+        if wrong is not None:
+            raise _refuse(where, wrong)
+        return obj.detach().to("cpu").clone().contiguous()
+    inner = where.removesuffix(" returned") + "'s output" if where.endswith(" returned") else where
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            if type(k) is not str:
+                raise _refuse(where, f"a dict with a key of type {type(k).__name__}, not str")
+            out[k] = plain(v, f"{inner}[{k!r}]", depth + 1)
+        return out
+    if isinstance(obj, list | tuple):
+        return [plain(v, f"{inner}[{i}]", depth + 1) for i, v in enumerate(obj)]
+    if isinstance(obj, bool):
+        return bool(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if hasattr(type(obj), "__index__"):  # numpy and other integer types
+        return int(operator.index(obj))
+    raise _refuse(where, f"{_a(type(obj).__name__)}{_size(obj)}, not {PLAIN}")
+
+
+def number(obj: Any, what: str) -> int | float | dict:
+    """An int or float from a student's answer, or a description of what came instead."""
+    if isinstance(obj, torch.Tensor) and obj.numel() == 1 and obj.device.type != "meta":
+        obj = obj.item()
+    if isinstance(obj, bool) or obj is None:
+        return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
+    if isinstance(obj, int | float):
+        return float(obj) if isinstance(obj, float) else int(obj)
+    if hasattr(type(obj), "__index__"):
+        return int(operator.index(obj))
+    if hasattr(type(obj), "__float__"):
+        return float(obj)
+    return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
+
+
+def describe_module(m: Any) -> dict:
+    """What the judge needs to rebuild a clean reference module from a student's module."""
+    if not isinstance(m, nn.Module):
+        return {"is_module": False, "class": type(m).__name__}
+    return {
+        "is_module": True,
+        "class": type(m).__name__,
+        "class_module": type(m).__module__,
+        "training": bool(m.training),
+        "state": {
+            k: plain(v, f"your module's state_dict()[{k!r}]") for k, v in m.state_dict().items()
+        },
+        "parameters": {
+            name: bool(p.requires_grad) for name, p in m.named_parameters(remove_duplicate=False)
+        },
+        "buffers": [name for name, _ in m.named_buffers()],
+        "dropouts": {
+            name: float(sub.p) for name, sub in m.named_modules() if isinstance(sub, nn.Dropout)
+        },
+        "attrs": {
+            name: getattr(m, name)
+            for name in ("num_heads", "d_out", "head_dim")
+            if type(getattr(m, name, None)) in (int, float, bool)
+        },
+    }
+
+
+def _keep(state: dict, obj: Any) -> int:
+    handle = len(state)
+    state[handle] = obj
+    return handle
+
+
+def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, seed: int = 0):
+    m = state[handle]
+    m.train(train)
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        return plain(m(x), "your forward returned")
+
+
+def _load(module, state, handle: int, weights: dict):
+    """Load judge-made weights into a kept module; report the keys it refused."""
+    m = state[handle]
+    result = m.load_state_dict(weights, strict=False)
+    return {"missing": list(result.missing_keys), "unexpected": list(result.unexpected_keys)}
+
+
+# --- 3.1 -------------------------------------------------------------------------------------
+
+
+def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict):
+    from reference import SelfAttention_v1, SelfAttention_v2
+
+    sa_v2 = SelfAttention_v2(d_in, d_out)
+    sa_v2.load_state_dict(v2_state)
+    sa_v1 = SelfAttention_v1(d_in, d_out)
+    sa_v1.load_state_dict(v1_state)
+    module.transfer_weights(sa_v2, sa_v1)
+    weights = {}
+    for name in ("W_query", "W_key", "W_value"):
+        w = getattr(sa_v1, name, None)
+        weights[name] = {
+            "value": plain(w, f"sa_v1.{name}") if isinstance(w, torch.Tensor) else None,
+            "type": type(w).__name__,
+            "is_parameter": isinstance(w, nn.Parameter),
+            "registered": name in sa_v1._parameters,
+            "requires_grad": bool(getattr(w, "requires_grad", False)),
+        }
+    return {"v1": weights, "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()")}
+
+
+# --- 3.2, 3.3 --------------------------------------------------------------------------------
+
+
+def _build_wrapper(
+    module, state, d_in: int, context_length: int, dropout: float, seed: int | None = None
+):
+    if seed is not None:  # the reproduce snippet seeds torch the same way before building
+        torch.manual_seed(seed)
+    m = module.make_2d_wrapper(d_in, context_length, dropout)
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+def _build_gpt2_attention(module, state, seed: int | None = None):
+    if seed is not None:
+        torch.manual_seed(seed)
+    m = module.gpt2_small_attention()
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+# --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------
+
+
+def _on_meta(fn_name: str):
+    def probe(module, state, cfg: dict):
+        with torch.device("meta"):
+            return number(getattr(module, fn_name)(dict(cfg)), fn_name)
+
+    return probe
+
+
+def _configs(module, state):
+    return plain(module.GPT2_CONFIGS, "GPT2_CONFIGS")
+
+
+def _base_config(module, state):
+    """``reference.GPT_CONFIG_124M`` as the student's code left it (changed in place?)."""
+    from reference import GPT_CONFIG_124M
+
+    return plain(GPT_CONFIG_124M, "GPT_CONFIG_124M")
+
+
+# --- 4.3 -------------------------------------------------------------------------------------
+
+
+def _split_config(module, state):
+    return plain(module.GPT_CONFIG_SPLIT_DROPOUT, "GPT_CONFIG_SPLIT_DROPOUT")
+
+
+def _build_split_model(module, state, cfg: dict):
+    m = module.GPTModel(dict(cfg))
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+PROBES: dict[str, dict[str, Probe]] = {
+    "3.1": {"transfer": _transfer},
+    "3.2": {"build": _build_wrapper, "forward": _forward},
+    "3.3": {"build": _build_gpt2_attention, "forward": _forward},
+    "4.1": {
+        "feedforward_params": _on_meta("feedforward_params"),
+        "attention_params": _on_meta("attention_params"),
+    },
+    "4.2": {
+        "configs": _configs,
+        "base_config": _base_config,
+        "total_params": _on_meta("total_params"),
+        "model_size_mb": _on_meta("model_size_mb"),
+    },
+    "4.3": {
+        "config": _split_config,
+        "build": _build_split_model,
+        "load": _load,
+        "forward": _forward,
+    },
+}
+
+
+def for_exercise(exercise_id: str) -> dict[str, Probe]:
+    return PROBES[exercise_id]

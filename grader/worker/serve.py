@@ -1,0 +1,184 @@
+"""The worker: the only process that runs student code.
+
+It imports one student file by path, then answers the judge's requests (``probes``) one at a
+time over the channel in ``grader.protocol.wire``. What it sends back is plain data and
+tensors; the judge never trusts it beyond that. Run as ``python -m grader.worker.serve`` (spawn
+mode) or entered through ``serve`` in a child forked from the warm template (fork mode).
+
+The probes are resolved before the student's file is imported and held in a closure
+(``dispatcher``), out of reach of code that rewrites module globals; after the import and after
+every call a ``grader.worker.guard.Guard`` checks that the grader's own objects are still the
+ones the worker started with, and the reply says ``tampered`` if not. Text the worker sends is
+made safe (``grader.shared.safetext``) and capped; the judge checks and cleans it again, since a
+worker can lie.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import linecache
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from grader.protocol import wire
+from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
+from grader.worker.guard import Guard
+
+MAX_TEXT = TEXT_LIMIT
+
+
+def _code_line(fs: traceback.FrameSummary) -> str:
+    return (fs.line or linecache.getline(fs.filename, fs.lineno or 0)).strip()[:SHORT_LIMIT]
+
+
+def student_frames(exc: BaseException, student_dir: Path) -> list[dict]:
+    """The traceback frames that lie in the student's own files, innermost last."""
+    frames = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        try:
+            inside = Path(fs.filename).resolve().is_relative_to(student_dir)
+        except (OSError, ValueError, TypeError):
+            inside = False
+        if inside:
+            frames.append(
+                {
+                    "file": Path(fs.filename).name,
+                    "line": fs.lineno or 0,
+                    "function": str(fs.name),
+                    "code": _code_line(fs),
+                }
+            )
+    return frames[-5:]
+
+
+def _message(exc: BaseException) -> str:
+    try:
+        return safe_text(str(exc), MAX_TEXT)
+    except BaseException:  # a hostile __str__ (one that raises, even SystemExit)
+        return "<the exception's message could not be read>"
+
+
+def describe_exception(exc: BaseException, student_dir: Path) -> dict:
+    """The exception as plain data for the judge (which checks and cleans it again)."""
+    info: dict[str, Any] = {"type": safe_text(type(exc).__name__, SHORT_LIMIT)}
+    info["message"] = _message(exc)
+    try:
+        info["frames"] = student_frames(exc, student_dir)
+    except Exception:  # a traceback the student's code tampered with
+        info["frames"] = []
+    if isinstance(exc, SyntaxError):
+        try:
+            info["file"] = Path(str(exc.filename or "")).name
+            info["line"] = exc.lineno if type(exc.lineno) is int else 0
+            info["code"] = str(exc.text or "").strip()[:SHORT_LIMIT]
+        except Exception:
+            pass
+    from grader.worker.probes import NotPlainData
+
+    if isinstance(exc, NotPlainData | wire.NotEncodable):
+        info["refused"] = True  # the grader refused a value: no "your code raised"
+    return info
+
+
+def load_student_module(exercise_id: str, student_file: Path, submission_root: Path):
+    """Import ``student_file`` under a private name; the submission's folder comes first on
+    ``sys.path`` so that its own ``exercises`` package wins over the installed stubs."""
+    for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
+        del sys.modules[name]
+    sys.path.insert(0, str(submission_root))
+    name = "student_ex" + exercise_id.replace(".", "_")
+    spec = importlib.util.spec_from_file_location(name, student_file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def dispatcher(probes: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
+    """The worker's dispatch over ``probes``, held in a closure (an immutable tuple), not in a
+    table that student code could find among module globals and rewrite."""
+    table = tuple(probes.items())
+
+    def dispatch(module: Any, state: dict, action: str, args: dict) -> Any:
+        for name, probe in table:
+            if name == action:
+                return probe(module, state, **args)
+        raise LookupError(f"the grader asked for a probe this exercise does not have: {action}")
+
+    return dispatch
+
+
+def _refusal(exc: Exception) -> dict:
+    """A reply the wire refused, said in the student's words."""
+    return {
+        "type": "NotPlainData",
+        "message": safe_text(f"what your code returned cannot be sent to the grader: {exc}"),
+        "frames": [],
+        "refused": True,
+    }
+
+
+def reply(fd: int, message: dict, guard: Guard) -> bool:
+    """Send ``message`` unless student code tampered with the grader (then say so instead and
+    return False: the judge stops this worker)."""
+    problem = guard.problem()
+    if problem is not None:
+        wire.send(fd, {"ok": False, "tampered": safe_text(problem, SHORT_LIMIT)})
+        return False
+    try:
+        wire.send(fd, message)
+    except Exception as exc:  # a value the wire cannot carry
+        wire.send(fd, {"ok": False, "error": _refusal(exc)})
+    return True
+
+
+def serve(exercise_id: str, student_file: str, submission_root: str, req_fd: int, rep_fd: int):
+    """Import the student's file, then answer requests until the judge closes the channel.
+
+    The probes are resolved and the guard's snapshot taken before the student's file runs."""
+    from grader.worker import probes
+
+    dispatch = dispatcher(probes.for_exercise(exercise_id))
+    guard = Guard(dispatch)
+    student_path = Path(student_file).resolve()
+    student_dir = student_path.parent
+    try:
+        module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
+    except BaseException as exc:  # SystemExit at import is the student's doing too
+        reply(rep_fd, {"ok": False, "error": describe_exception(exc, student_dir)}, guard)
+        return
+    if not reply(rep_fd, {"ok": True, "value": "ready"}, guard):
+        return
+    state: dict[str, Any] = {}
+    while True:
+        try:
+            request = wire.recv(req_fd)
+        except wire.ChannelClosed:
+            return
+        began = time.perf_counter()
+        try:
+            message = {
+                "ok": True,
+                "value": dispatch(module, state, request["action"], request.get("args", {})),
+                "t": time.perf_counter() - began,
+            }
+        except BaseException as exc:
+            message = {"ok": False, "error": describe_exception(exc, student_dir)}
+        if not reply(rep_fd, message, guard):
+            return
+
+
+def main(argv: list[str] | None = None) -> None:
+    exercise_id, student_file, submission_root, req_fd, rep_fd = (argv or sys.argv[1:])[:5]
+    serve(exercise_id, student_file, submission_root, int(req_fd), int(rep_fd))
+    sys.stdout.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
