@@ -74,8 +74,8 @@ def bare_costs(runs: int) -> tuple[list[float], list[float]]:
 
 def start_costs(runs: int) -> tuple[list[float], list[float], list[float]]:
     from grader.judge.launch.forkserver import ForkServer
-    from grader.judge.launch.handle import Limits
     from grader.judge.launch.starter import SandboxStarter, describe_off, off_layers
+    from grader.protocol.limits import Limits
 
     server = ForkServer().start()
     starter = SandboxStarter(server)

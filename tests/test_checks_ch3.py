@@ -27,9 +27,10 @@ from grader.judge.checks.attention_rebuild import (
     rebuild_wrapper,
     reference_forward,
 )
-from grader.judge.launch.handle import Limits, StudentError
+from grader.judge.launch.handle import StudentError
 from grader.judge.properties import CheckFailed, run_check
 from grader.protocol import wire
+from grader.protocol.limits import Limits
 from grader.worker import probes
 from grader.worker.probes import describe_module
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper

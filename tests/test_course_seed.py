@@ -146,7 +146,7 @@ def test_choosing_the_seed_of_grade():
 
 
 def test_the_worker_environment_leaves_grade_seed_out():
-    from grader.worker.bounds import worker_environment
+    from grader.protocol.boot import worker_environment
 
     env = worker_environment("/tmp/home", {"GRADE_SEED": "42", "PATH": "/bin", "LANG": "C"})
     assert "GRADE_SEED" not in env and env["PATH"] == "/bin"

@@ -26,7 +26,8 @@ import grader.commands.cli
 import grader.judge.engine
 from grader.batch.dashboard import render_dashboard
 from grader.batch.ledger import Ledger
-from grader.judge.launch.handle import Limits, ReplyReader
+from grader.judge.launch.handle import ReplyReader
+from grader.protocol.limits import Limits
 from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
 from grader.worker import guard as guard_module
 from grader.worker import probes

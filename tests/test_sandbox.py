@@ -22,7 +22,8 @@ import grader.commands.cli
 import grader.judge.launch.starter
 import reference
 from grader.judge.launch.forkserver import ForkServer
-from grader.judge.launch.handle import Limits, WorkerLost, start_spawn
+from grader.judge.launch.handle import WorkerLost
+from grader.judge.launch.spawn import start_spawn
 from grader.judge.launch.starter import (
     LAYER_NAMES,
     SandboxStarter,
@@ -31,7 +32,8 @@ from grader.judge.launch.starter import (
     off_layers,
     supported,
 )
-from grader.worker.bounds import KEEP_ENV, worker_environment
+from grader.protocol.boot import KEEP_ENV, worker_environment
+from grader.protocol.limits import Limits
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux")
 
@@ -309,7 +311,7 @@ def test_spawn_with_a_reply_thread(tmp_path):
 CONTAINED_CHECK = """
 import os, sys, tempfile
 from pathlib import Path
-from grader.judge.launch.handle import Limits
+from grader.protocol.limits import Limits
 from grader.judge.launch.starter import SandboxStarter
 from grader.judge.launch.forkserver import ForkServer
 

@@ -34,8 +34,9 @@ import grader
 import grader.commands.cli
 import reference
 from grader.judge.launch.forkserver import ForkServer
-from grader.judge.launch.handle import Limits, start_spawn
+from grader.judge.launch.spawn import start_spawn
 from grader.judge.launch.starter import SandboxStarter, default_server, supported
+from grader.protocol.limits import Limits
 from grader.shared.registry import BY_ID, EXERCISES
 
 HOSTILE = ROOT / "tests" / "hostile"

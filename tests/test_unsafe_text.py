@@ -32,8 +32,9 @@ from support import ROOT, SOLUTION, make_submission
 import grader
 import grader.commands.cli
 from grader.judge.engine import grade, grade_exercise
-from grader.judge.launch.handle import Limits, WorkerHandle
+from grader.judge.launch.handle import WorkerHandle
 from grader.protocol import wire
+from grader.protocol.limits import Limits
 from grader.result import report_text
 from grader.result.formats import github, gradescope, junit
 from grader.result.report_html import render_html

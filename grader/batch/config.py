@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 import grader
-from grader.judge.launch.handle import Limits
 from grader.judge.seeds import MAX_SEED
 from grader.judge.seeds import PUBLIC_SEED as DEFAULT_SEED
+from grader.protocol.limits import Limits
 from grader.shared.registry import BY_ID, EXERCISES
 
 CONFIG_NAME = "grading.toml"

@@ -119,7 +119,7 @@ def _grade(submission: Submission, settings: Settings, start=None):
 def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
     """The row of an entry that could not be graded: every exercise an error with the reason."""
     empty = Submission(job.entry.name, job.scratch, {})
-    from grader.judge.launch.handle import (
+    from grader.judge.launch.spawn import (
         start_spawn,  # never called: with no files no worker starts
     )
 

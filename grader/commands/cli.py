@@ -112,7 +112,7 @@ def freeze_imports() -> None:
 
 
 def limits_from(args: argparse.Namespace):
-    from grader.judge.launch.handle import Limits
+    from grader.protocol.limits import Limits
 
     changes = {
         "call_timeout_s": args.call_timeout,
@@ -124,15 +124,9 @@ def limits_from(args: argparse.Namespace):
 
 def starter_from(args: argparse.Namespace):
     """The worker starter the options ask for (``None``: the judge's default)."""
-    if args.no_sandbox:
-        from grader.judge.launch.handle import start_spawn
+    from grader.judge.launch.starter import chosen_starter
 
-        return start_spawn
-    if args.strict_sandbox:
-        from grader.judge.launch.starter import default_starter
-
-        return default_starter(strict=True)
-    return None
+    return chosen_starter(args.no_sandbox, args.strict_sandbox)
 
 
 def emit(result, args: argparse.Namespace) -> None:

@@ -223,7 +223,7 @@ def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
     from grader.intake.submission import SubmissionError, load_submission
     from grader.judge.engine import grade
-    from grader.judge.launch.handle import Limits
+    from grader.protocol.limits import Limits
     from grader.result import report_text
 
     results = root / "results" / "results.json"

@@ -19,7 +19,8 @@ from grader.shared.registry import select
 
 if TYPE_CHECKING:
     from grader.intake.submission import Submission
-    from grader.judge.launch.handle import Limits, WorkerHandle
+    from grader.judge.launch.handle import WorkerHandle
+    from grader.protocol.limits import Limits
 
 
 class EarlyWorkers:
@@ -67,7 +68,7 @@ def default_starter():
     try:
         from grader.judge.launch.starter import default_starter as sandboxed
     except ImportError:
-        from grader.judge.launch.handle import start_spawn
+        from grader.judge.launch.spawn import start_spawn
 
         return start_spawn
     return sandboxed()

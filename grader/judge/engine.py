@@ -20,9 +20,10 @@ import grader
 from grader.intake.submission import Submission
 from grader.judge import parallel
 from grader.judge.early import EarlyWorkers, default_starter
-from grader.judge.launch.handle import Limits, StudentError, WorkerHandle, WorkerLost
+from grader.judge.launch.handle import StudentError, WorkerHandle, WorkerLost
 from grader.judge.properties import DEFAULT_SEED, Check, explain_student_error, run_check
 from grader.judge.resilience import keeps_going
+from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select

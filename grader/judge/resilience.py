@@ -28,19 +28,12 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from grader.judge.launch.handle import Tampered
 from grader.result.schema import GRADER_FAILED, TAMPERED, CheckResult, ExerciseResult
 from grader.shared.safetext import MESSAGE_LIMIT, one_line, safe_text, safe_value
 
 TRACE_LOG_ENV = "GRADE_TRACE_LOG"
 _label = ""  # what is being graded (a batch sets the submission's name), for the trace log
-
-
-class Tampered(BaseException):  # noqa: N818 - a verdict, raised past hypothesis like WorkerLost
-    """The worker reports that student code changed the grader's own objects."""
-
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
 
 
 def set_label(label: str) -> None:

@@ -1,8 +1,8 @@
 """Bounds a worker puts on itself before it imports student code, on every platform.
 
-Resource limits (address space, processes, file size, CPU time, no core files), a cap on what
-student code may print (the rest is dropped), and the small environment a worker runs with:
-nothing of the grader's own environment (tokens, keys, cloud credentials) reaches it.
+Resource limits (address space, processes, file size, CPU time, no core files) and a cap on
+what student code may print (the rest is dropped). The small environment a worker runs with is
+``grader.protocol.boot.worker_environment``.
 """
 
 from __future__ import annotations
@@ -15,44 +15,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from grader.judge.launch.handle import Limits
-
-# Variables a worker may inherit: locale and thread settings, which change no result.
-KEEP_ENV = (
-    "PATH",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "OMP_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "SYSTEMROOT",
-    "WINDIR",
-    "COMSPEC",
-    "PATHEXT",
-)
-
-
-def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[str, str]:
-    """The whole environment of a worker (and of the fork server): an allow-list, never a
-    deny-list, so that no secret of the grader's environment can reach student code."""
-    source = os.environ if source is None else source
-    env = {k: source[k] for k in KEEP_ENV if k in source}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.update(
-        HOME=home,
-        TMPDIR=home,
-        TEMP=home,
-        TMP=home,
-        PYTHONHASHSEED="0",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONIOENCODING="utf-8",
-        # OpenMP threads that finished their share sleep at once instead of spinning for a
-        # while: with several workers on few cores, spinning threads burn the cores the
-        # others (and the judge) need.
-        OMP_WAIT_POLICY="PASSIVE",
-    )
-    return env
+    from grader.protocol.limits import Limits
 
 
 def thread_allowance() -> int:

@@ -2,31 +2,24 @@
 
 Two ways in. A fork-server worker calls ``run_worker`` right after ``isolate.confine`` (in
 ``grader.worker.forkserver.template``). A spawned worker
-(``grader.judge.launch.handle.start_spawn``: macOS, Windows, ``--no-sandbox``, or a fork
-server that could not start) is a fresh interpreter
-running ``BOOT``, which restores the judge's ``sys.path`` (``-I`` keeps the current folder and
-``PYTHON*`` variables out) and calls ``spawned``.
+(``grader.judge.launch.spawn.start_spawn``: macOS, Windows, ``--no-sandbox``, or a fork server
+that could not start) is a fresh interpreter running ``grader.protocol.boot.SPAWN_BOOT``, which
+restores the judge's ``sys.path`` (``-I`` keeps the current folder and ``PYTHON*`` variables
+out) and calls ``spawned``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
 from typing import TYPE_CHECKING
 
+from grader.protocol.boot import SETUP_FAILED, worker_environment
 from grader.worker import bounds
 
 if TYPE_CHECKING:
-    from grader.judge.launch.handle import Limits
-
-SETUP_FAILED = 121  # the exit status of a worker whose sandbox could not be set up
-
-BOOT = (
-    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.worker.entry import spawned; spawned(a)"
-)
+    from grader.protocol.limits import Limits
 
 
 def run_worker(
@@ -46,7 +39,7 @@ def run_worker(
     metakernels.install()  # inherited from the fork server; a fresh interpreter needs it here
 
     os.environ.clear()
-    os.environ.update(bounds.worker_environment(workdir))
+    os.environ.update(worker_environment(workdir))
     tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch
     sys.dont_write_bytecode = True  # never a .pyc next to the student's file
     os.chdir(workdir)
@@ -60,36 +53,9 @@ def run_worker(
     os._exit(code)
 
 
-def spawn_arguments(
-    exercise_id: str,
-    student_file: str,
-    submission_root: str,
-    workdir: str,
-    limits: Limits,
-    landlock_abi: int,
-    req_fd: int,
-    rep_fd: int,
-    handles: bool = False,
-) -> list[str]:
-    """The command line of a spawned worker; ``handles``: the two ends are Windows handles."""
-    spec = {
-        "sys_path": [p or os.getcwd() for p in sys.path],
-        "exercise": exercise_id,
-        "student_file": student_file,
-        "root": submission_root,
-        "workdir": workdir,
-        "limits": limits.__dict__,
-        "landlock_abi": landlock_abi,
-        "req_fd": req_fd,
-        "rep_fd": rep_fd,
-        "handles": handles,
-    }
-    return [sys.executable, "-I", "-c", BOOT, json.dumps(spec)]
-
-
 def spawned(spec: dict) -> None:
     """The main of a spawned worker (stdout and stderr already go to its output file)."""
-    from grader.judge.launch.handle import Limits
+    from grader.protocol.limits import Limits
 
     limits = Limits(**spec["limits"])
     req_fd, rep_fd = spec["req_fd"], spec["rep_fd"]
@@ -98,7 +64,12 @@ def spawned(spec: dict) -> None:
 
         req_fd = msvcrt.open_osfhandle(req_fd, os.O_RDONLY)
         rep_fd = msvcrt.open_osfhandle(rep_fd, os.O_WRONLY)
-    if spec["landlock_abi"]:
+    abi = 0
+    if spec["landlock"]:  # asked for on Linux: confined by Landlock where the kernel has it
+        from grader.worker.sandbox.linux import landlock_abi
+
+        abi = landlock_abi()
+    if abi:
         import torch  # noqa: F401 - loaded before the read rules, as in the fork server
 
         import reference  # noqa: F401
@@ -118,7 +89,7 @@ def spawned(spec: dict) -> None:
             write_roots=[spec["workdir"]],
         )
         try:
-            confine(Plan(frozenset({"landlock"}), spec["landlock_abi"]), placement, runtime_paths())
+            confine(Plan(frozenset({"landlock"}), abi), placement, runtime_paths())
         except SetupError as exc:
             print(f"the sandbox could not be set up: {exc}", file=sys.stderr, flush=True)
             os._exit(SETUP_FAILED)

@@ -15,7 +15,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -23,17 +22,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.worker.bounds import worker_environment
+from grader.judge.launch.handle import WorkerHandle, worker_folders
+from grader.protocol.boot import fork_server_arguments, worker_environment
 
 if TYPE_CHECKING:
-    from grader.judge.launch.handle import Limits, WorkerHandle
+    from grader.protocol.limits import Limits
 
 READY_TIMEOUT_S = 300.0  # importing torch on a loaded machine can be slow
 REPLY_TIMEOUT_S = 60.0
-BOOT = (
-    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.worker.forkserver.template import main; main(a)"
-)
 
 
 class ServerFailed(Exception):
@@ -42,7 +38,7 @@ class ServerFailed(Exception):
 
 class ForkServer:
     """A warm template process that forks sandboxed workers; ``disable`` names layers of
-    ``grader.judge.launch.starter.LAYER_NAMES`` to leave out (for tests, or a kernel that
+    ``grader.protocol.boot.LAYER_NAMES`` to leave out (for tests, or a kernel that
     misbehaves); ``spares`` workers wait ready (one per exercise by default)."""
 
     def __init__(self, disable: Iterable[str] = (), spares: int = 6):
@@ -72,7 +68,6 @@ class ForkServer:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._home = tempfile.mkdtemp(prefix="grade-server-")
         config = {
-            "sys_path": [p or os.getcwd() for p in sys.path],
             "fd": child.fileno(),
             "disable": sorted(self.disable),
             "spares": self.spares,
@@ -80,7 +75,7 @@ class ForkServer:
         debug = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT, json.dumps(config)],
+                fork_server_arguments(config),
                 pass_fds=(child.fileno(),),
                 stdin=subprocess.DEVNULL,
                 stdout=None if debug else subprocess.DEVNULL,
@@ -183,8 +178,6 @@ class ForkServer:
         limits: Limits,
         scratch: Path,
     ) -> WorkerHandle:
-        from grader.judge.launch.handle import WorkerHandle, worker_folders
-
         workdir, output = worker_folders(exercise_id, scratch)
         job = {
             "op": "start",

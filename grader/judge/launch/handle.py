@@ -1,4 +1,4 @@
-"""Starting workers and talking to them: the judge's side of the worker protocol.
+"""Talking to a started worker: the judge's side of the worker protocol.
 
 ``WorkerHandle.call`` sends one request and waits, with a time limit, for the reply. A worker
 that dies, hangs, runs out of memory or breaks the protocol raises ``WorkerLost`` (a
@@ -6,10 +6,8 @@ that dies, hangs, runs out of memory or breaks the protocol raises ``WorkerLost`
 answer). Every call is bounded by ``Limits.call_timeout_s`` and by what is left of the
 exercise's ``Limits.exercise_budget_s``.
 
-This module holds the ``spawn`` launcher: a fresh interpreter per worker, bounded (resource
-limits, capped output, a clean environment, its own session) but not isolated. It is the
-portable path (macOS, Windows) and ``--no-sandbox``; the sandboxed fork server
-(``grader.judge.launch.starter``) implements the same ``start`` signature.
+Workers are started by ``grader.judge.launch.spawn`` (a fresh interpreter each) or by the fork
+server (``grader.judge.launch.forkserver``); both hand back a ``WorkerHandle``.
 """
 
 from __future__ import annotations
@@ -26,27 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from grader.judge.resilience import Tampered
 from grader.protocol import wire
+from grader.protocol.boot import SETUP_FAILED
+from grader.protocol.limits import Limits
 from grader.shared import timing
 from grader.shared.safetext import SHORT_LIMIT, safe_info, safe_text, safe_value
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Bounds on student code; every one can be changed from the CLI or ``grading.toml``."""
-
-    call_timeout_s: float = 20.0  # one call into student code
-    exercise_budget_s: float = 90.0  # all checks of one exercise
-    import_timeout_s: float = 20.0  # importing the student's file
-    memory_mb: int = 3072  # address space beyond the worker's own baseline
-    max_processes: int = 64  # processes and threads, beyond torch's own thread pools
-    max_file_mb: int = 16  # any one file a worker writes (its printed output included)
-    max_output_kb: int = 64  # what student code may print; the rest is dropped
-    cpu_s: float = 300.0  # CPU time of one worker, all its threads together
-    scratch_mb: int = 64  # the worker's private writable folder (a tmpfs where there is one)
 
 
 class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of ours
@@ -56,6 +40,14 @@ class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+class Tampered(BaseException):  # noqa: N818 - a verdict, raised past hypothesis like WorkerLost
+    """The worker reports that student code changed the grader's own objects."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
 
 
 class StudentError(Exception):
@@ -82,12 +74,9 @@ def describe_exit(returncode: int | None) -> str:
         if sig == getattr(signal, "SIGXCPU", None):
             return "the worker used up its CPU time limit (SIGXCPU)"
         return f"the worker was killed by signal {name}"
-    if returncode == SANDBOX_SETUP_FAILED:
+    if returncode == SETUP_FAILED:
         return "the grader could not set up the sandbox for this worker"
     return f"the worker exited with status {returncode} while the grader was waiting for it"
-
-
-SANDBOX_SETUP_FAILED = 121  # grader.worker.entry.SETUP_FAILED
 
 
 def out_of_memory(info: dict) -> bool:
@@ -339,72 +328,3 @@ def worker_folders(exercise_id: str, scratch: Path) -> tuple[Path, Path]:
     fd, output = tempfile.mkstemp(prefix=f"{tag}-out-", suffix=".txt", dir=scratch)
     os.close(fd)
     return workdir, Path(output)
-
-
-def start_spawn(
-    exercise_id: str,
-    student_file: Path,
-    submission_root: Path,
-    limits: Limits,
-    scratch: Path,
-    landlock_abi: int = 0,
-    reader_thread: bool = os.name == "nt",
-) -> WorkerHandle:
-    """Start a worker as a fresh interpreter: bounded, in its own session, with a clean
-    environment; isolated only by Landlock when ``landlock_abi`` is given (Linux).
-
-    On Windows the pipes are handed over as inheritable handles and replies are read by a
-    thread (``reader_thread``, which can be forced elsewhere to test that path)."""
-    from grader.worker.bounds import worker_environment
-    from grader.worker.entry import spawn_arguments
-
-    workdir, output_path = worker_folders(exercise_id, scratch)
-    req_r, req_w = os.pipe()
-    rep_r, rep_w = os.pipe()
-    posix = os.name == "posix"
-    extra: dict[str, Any] = {}
-    if posix:
-        child_ends = (req_r, rep_w)
-        extra.update(pass_fds=child_ends, start_new_session=True)
-    else:  # pragma: no cover - Windows
-        import msvcrt
-
-        child_ends = tuple(msvcrt.get_osfhandle(fd) for fd in (req_r, rep_w))
-        for handle in child_ends:
-            os.set_handle_inheritable(handle, True)
-        info = subprocess.STARTUPINFO()
-        info.lpAttributeList = {"handle_list": list(child_ends)}
-        extra.update(startupinfo=info, creationflags=subprocess.CREATE_NEW_PROCESS_GROUP)
-    argv = spawn_arguments(
-        exercise_id,
-        str(student_file),
-        str(submission_root),
-        str(workdir),
-        limits,
-        landlock_abi,
-        *child_ends,
-        handles=not posix,
-    )
-    try:
-        with open(output_path, "ab") as out:
-            process = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                cwd=workdir,
-                env=worker_environment(str(workdir)),
-                **extra,
-            )
-    finally:
-        os.close(req_r)
-        os.close(rep_w)
-    return WorkerHandle(
-        process.pid,
-        req_w,
-        rep_r,
-        output_path,
-        limits,
-        process=process,
-        reader=ReplyReader(rep_r) if reader_thread else None,
-    )

@@ -1,9 +1,10 @@
-"""The sandbox: where student code runs, and what it cannot do there (docs/sandbox.md).
+"""Choosing how the judge's workers start, and saying which sandbox layers are off
+(docs/sandbox.md).
 
 ``default_starter()`` is the worker starter ``grader.judge.engine`` uses: on Linux, a shared
 fork server (``ForkServer``) whose workers run inside every isolation layer the kernel allows;
 elsewhere, or when the fork server cannot start, a fresh interpreter per worker
-(``grader.judge.launch.handle.start_spawn``). Layers that are off are stated once on stderr;
+(``grader.judge.launch.spawn.start_spawn``). Layers that are off are stated once on stderr;
 ``default_starter(strict=True)`` refuses instead (``SandboxUnavailable``).
 
 ``prestart()`` starts the shared fork server early, so that it imports torch while the judge
@@ -13,35 +14,21 @@ does the same.
 from __future__ import annotations
 
 import atexit
-import functools
 import os
 import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.protocol.boot import LAYER_NAMES
+from grader.shared.errors import UsageError
+
 if TYPE_CHECKING:
-    from grader.judge.launch.handle import Limits, WorkerHandle
-
-LAYER_NAMES = {
-    "user": "user namespace",
-    "net": "network namespace (no network)",
-    "mount": "read-only filesystem with a private scratch (mount namespace)",
-    "pid": "private process tree (PID namespace)",
-    "ipc": "IPC namespace",
-    "landlock": "Landlock (file access, TCP, signals)",
-    "nobody": "unprivileged worker user (the grader runs as root)",
-    "cgroup": "process limit for root (pids cgroup)",
-    "fork server": "fork server (warm workers)",
-}
-
-try:  # the CLI turns a UsageError into one line and exit status 2
-    from grader.shared.errors import UsageError as _Refusal
-except ImportError:  # pragma: no cover
-    _Refusal = RuntimeError
+    from grader.judge.launch.handle import WorkerHandle
+    from grader.protocol.limits import Limits
 
 
-class SandboxUnavailable(_Refusal):
+class SandboxUnavailable(UsageError):  # the CLI turns it into one line and exit status 2
     """``--strict-sandbox`` and a sandbox layer is off here."""
 
 
@@ -165,7 +152,7 @@ class SandboxStarter:
                     "workers start as fresh interpreters"
                 }
             )
-        from grader.judge.launch.handle import start_spawn
+        from grader.judge.launch.spawn import start_spawn
 
         return start_spawn(
             exercise_id,
@@ -173,17 +160,8 @@ class SandboxStarter:
             submission_root,
             limits,
             scratch,
-            landlock_abi=_landlock_abi(),
+            landlock=sys.platform.startswith("linux"),
         )
-
-
-@functools.cache
-def _landlock_abi() -> int:
-    if not sys.platform.startswith("linux"):
-        return 0
-    from grader.worker.sandbox.linux import landlock_abi
-
-    return landlock_abi()
 
 
 def default_starter(strict: bool = False) -> SandboxStarter:
@@ -198,3 +176,15 @@ def default_starter(strict: bool = False) -> SandboxStarter:
 def starter_for(server) -> SandboxStarter:
     """A starter over a server of your own (``ForkServer(disable=...)``), e.g. in tests."""
     return SandboxStarter(server)
+
+
+def chosen_starter(no_sandbox: bool = False, strict: bool = False):
+    """The worker starter ``--no-sandbox`` or ``--strict-sandbox`` asks for (``None`` for
+    neither: the judge's default)."""
+    if no_sandbox:
+        from grader.judge.launch.spawn import start_spawn
+
+        return start_spawn
+    if strict:
+        return default_starter(strict=True)
+    return None

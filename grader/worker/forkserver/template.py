@@ -30,8 +30,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.protocol.boot import SETUP_FAILED
 from grader.worker import bounds
-from grader.worker.entry import SETUP_FAILED, run_worker
+from grader.worker.entry import run_worker
 from grader.worker.sandbox import isolate, linux
 from grader.worker.sandbox.cgroup import PidsCgroups, pids_base
 
@@ -195,7 +196,7 @@ class Template:
             if job.get("probe"):
                 os.write(report_w, b"K\n")
                 os._exit(0)
-            from grader.judge.launch.handle import Limits
+            from grader.protocol.limits import Limits
 
             null = os.open(os.devnull, os.O_RDONLY)
             _move_fds({0: null, 1: out, 2: out, 3: req_r, 4: rep_w})
@@ -512,7 +513,7 @@ def preload() -> None:
     from grader.worker import metakernels
 
     metakernels.install()  # the meta device without torch._dynamo and sympy (2 s of imports)
-    import grader.judge.launch.handle  # noqa: F401
+    import grader.protocol.limits  # noqa: F401
     import grader.protocol.wire  # noqa: F401
     import grader.worker.probes  # noqa: F401
     import grader.worker.serve  # noqa: F401
@@ -547,9 +548,3 @@ def main(config: dict) -> None:
         # Its home (the judge made it; this process's cwd), also when the judge is gone.
         shutil.rmtree(template.probe_dir.parent, ignore_errors=True)
     sys.exit(0)
-
-
-BOOT = (
-    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.worker.forkserver.template import main; main(a)"
-)

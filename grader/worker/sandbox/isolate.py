@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.judge.launch.starter import LAYER_NAMES
+from grader.protocol.boot import LAYER_NAMES
 from grader.worker.sandbox import linux
 
 LAYERS = {k: v for k, v in LAYER_NAMES.items() if k != "fork server"}

@@ -1,0 +1,116 @@
+"""How the judge starts a process of the worker side, as both sides agree: the environment it
+gets (an allow-list: no secret of the grader's environment reaches student code), the command
+lines that boot a spawned worker and the fork server, the exit status of a worker whose sandbox
+could not be set up, and the names of the isolation layers the fork server reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grader.protocol.limits import Limits
+
+# Variables a worker may inherit: locale and thread settings, which change no result.
+KEEP_ENV = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "SYSTEMROOT",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+)
+
+SETUP_FAILED = 121  # the exit status of a worker whose sandbox could not be set up
+
+# The isolation layers, by the name the fork server reports each under, in words.
+LAYER_NAMES = {
+    "user": "user namespace",
+    "net": "network namespace (no network)",
+    "mount": "read-only filesystem with a private scratch (mount namespace)",
+    "pid": "private process tree (PID namespace)",
+    "ipc": "IPC namespace",
+    "landlock": "Landlock (file access, TCP, signals)",
+    "nobody": "unprivileged worker user (the grader runs as root)",
+    "cgroup": "process limit for root (pids cgroup)",
+    "fork server": "fork server (warm workers)",
+}
+
+# A fresh interpreter (``-I``: no current folder, no ``PYTHON*`` variables) restores the
+# judge's ``sys.path`` from its JSON argument and enters the worker side.
+SPAWN_BOOT = (
+    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
+    "from grader.worker.entry import spawned; spawned(a)"
+)
+FORK_SERVER_BOOT = (
+    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
+    "from grader.worker.forkserver.template import main; main(a)"
+)
+
+
+def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a worker (and of the fork server): an allow-list, never a
+    deny-list, so that no secret of the grader's environment can reach student code."""
+    source = os.environ if source is None else source
+    env = {k: source[k] for k in KEEP_ENV if k in source}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(
+        HOME=home,
+        TMPDIR=home,
+        TEMP=home,
+        TMP=home,
+        PYTHONHASHSEED="0",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONIOENCODING="utf-8",
+        # OpenMP threads that finished their share sleep at once instead of spinning for a
+        # while: with several workers on few cores, spinning threads burn the cores the
+        # others (and the judge) need.
+        OMP_WAIT_POLICY="PASSIVE",
+    )
+    return env
+
+
+def spawn_arguments(
+    exercise_id: str,
+    student_file: str,
+    submission_root: str,
+    workdir: str,
+    limits: Limits,
+    landlock: bool,
+    req_fd: int,
+    rep_fd: int,
+    handles: bool = False,
+) -> list[str]:
+    """The command line of a spawned worker; ``landlock``: it confines itself with Landlock
+    where the kernel has it; ``handles``: the two ends are Windows handles."""
+    spec = {
+        "sys_path": [p or os.getcwd() for p in sys.path],
+        "exercise": exercise_id,
+        "student_file": student_file,
+        "root": submission_root,
+        "workdir": workdir,
+        "limits": limits.__dict__,
+        "landlock": landlock,
+        "req_fd": req_fd,
+        "rep_fd": rep_fd,
+        "handles": handles,
+    }
+    return [sys.executable, "-I", "-c", SPAWN_BOOT, json.dumps(spec)]
+
+
+def fork_server_arguments(config: dict) -> list[str]:
+    """The command line of the fork server; ``config`` is what its ``main`` reads."""
+    return [
+        sys.executable,
+        "-I",
+        "-c",
+        FORK_SERVER_BOOT,
+        json.dumps({"sys_path": [p or os.getcwd() for p in sys.path], **config}),
+    ]
