@@ -21,8 +21,8 @@ from report_cases import HOSTILE, all_results, edge_result, real_results, soluti
 
 from grader.commands.cli import main
 from grader.result import formats
+from grader.result.common import check_text, student_file
 from grader.result.formats import github, gradescope, junit
-from grader.result.formats.common import check_text, student_file
 from grader.result.schema import GradeResult
 from grader.shared.registry import BY_ID
 

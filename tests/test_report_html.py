@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from report_cases import HOSTILE, HUGE, all_results, edge_result, real_results
 
-from grader.result.formats.common import parse_message
+from grader.result.common import parse_message
 from grader.result.report_html import render_html, write_html
 
 WHEN = datetime(2025, 3, 14, 9, 26, tzinfo=UTC)

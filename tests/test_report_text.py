@@ -10,7 +10,7 @@ import pytest
 from report_cases import CONTROL, HUGE, edge_result, real_results
 
 from grader.result import report_text
-from grader.result.formats.common import parse_message
+from grader.result.common import parse_message
 
 SCREEN = 40  # lines: one failing exercise, its snippet included
 TALL_SCREEN = 60  # lines of a tall terminal window

@@ -12,7 +12,7 @@ from typing import Any
 import jinja2
 
 import grader
-from grader.result.formats.common import (
+from grader.result.common import (
     Message,
     clip,
     is_unrun,

@@ -16,7 +16,7 @@ import sys
 import textwrap
 from typing import TextIO
 
-from grader.result.formats.common import (
+from grader.result.common import (
     STATUS_LABEL,
     clip,
     example_text,

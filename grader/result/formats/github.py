@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from grader.result.formats.common import (
+from grader.result.common import (
     check_text,
     clip,
     display_path,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from grader.result.formats.common import check_text, points, shared_problem
+from grader.result.common import check_text, points, shared_problem
 from grader.result.schema import COURSE_SEED_TEXT, GradeResult
 
 OUTPUT_FORMAT = "text"  # shown verbatim, whitespace kept: the snippets stay runnable

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import TextIO
 
-from grader.result.formats.common import (
+from grader.result.common import (
     check_text,
     clip,
     display_path,
