@@ -126,7 +126,7 @@ def thread_worker(argv: list[str]) -> None:
     p.add_argument("--max-examples", type=int)
     p.add_argument("--scores", type=Path)
     a = p.parse_args(argv)
-    from grader.intake.submission import load_submission
+    from grader.intake.load import load_submission
     from grader.judge.early import default_starter
     from grader.judge.engine import grade
 

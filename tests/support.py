@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.intake.submission import load_submission
+from grader.intake.load import load_submission
 from grader.judge.engine import grade
 from grader.result.schema import GradeResult
 from grader.shared.registry import BY_ID, EXERCISES

@@ -28,7 +28,8 @@ from grader.batch.entries import (
 from grader.batch.extract import UnsafeZip, extract_zip, submission_root
 from grader.batch.intake import encoding_problems, open_entry
 from grader.batch.progress import Progress
-from grader.intake.submission import SubmissionError, load_submission
+from grader.intake.load import load_submission
+from grader.intake.submission import SubmissionError
 
 MiB = 2**20
 SOLUTION_FILE = SOLUTION / "exercises" / "ex3_1_weight_transfer.py"

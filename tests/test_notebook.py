@@ -11,8 +11,10 @@ import pytest
 from nbsupport import seed_style_notebook, solution_notebook, solution_source, write_notebook
 from support import ROOT, TEST_MAX_EXAMPLES
 
-from grader.intake.notebook import CONTRACT, notebook_submission, strip_magics
-from grader.intake.submission import SubmissionError, load_submission
+from grader.intake.cells import CONTRACT, strip_magics
+from grader.intake.load import load_submission
+from grader.intake.notebook import notebook_submission
+from grader.intake.submission import SubmissionError
 from grader.judge.engine import grade
 from grader.shared.registry import EXERCISES
 

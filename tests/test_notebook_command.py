@@ -13,7 +13,7 @@ from nbsupport import solution_source
 from support import ROOT
 
 from grader.commands.notebook import split_stub
-from grader.intake.submission import load_submission
+from grader.intake.load import load_submission
 from grader.judge.engine import grade
 from grader.shared.registry import EXERCISES
 

@@ -41,7 +41,7 @@ def test_forking_after_the_parent_used_torch_threads_does_not_hang():
         "a = torch.randn(1500, 1500); (a @ a).sum()\n"
         "torch.triu(torch.ones(1024, 1024), diagonal=1)\n"
         "from grader.judge.engine import grade\n"
-        "from grader.intake.submission import load_submission\n"
+        "from grader.intake.load import load_submission\n"
         f"r = grade(load_submission({str(SOLUTION)!r}), ['3.2', '3.3'], max_examples=2,"
         " processes=2)\n"
         "print(r.score)\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from support import CORPUS, ROOT, make_submission
 
-from grader.judge.engine import checks_for
+from grader.judge.scoring import checks_for
 from grader.shared.registry import BY_ID, EXERCISES
 
 FAST = "4"

@@ -320,7 +320,7 @@ def test_a_real_worker_and_the_command_line(nasty_submission, tmp_path, monkeypa
 
 
 def load(path):
-    from grader.intake.submission import load_submission
+    from grader.intake.load import load_submission
 
     return load_submission(path)
 

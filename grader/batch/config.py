@@ -180,7 +180,7 @@ def _points(source: str, table: Any) -> tuple[dict[str, float], dict[str, dict[s
 
 
 def _check_points(source: str, ex_id: str, table: Any) -> dict[str, float]:
-    from grader.judge.engine import checks_for  # imports the check modules (and torch): only here
+    from grader.judge.scoring import checks_for  # imports the check modules (and torch): only here
 
     where = f'points."{ex_id}".checks'
     if not isinstance(table, dict):

@@ -1,7 +1,7 @@
 """Turning one entry of DIR into a ``Submission``, or into one clear reason why it cannot be.
 
 Zips are unpacked (safely, see ``grader.batch.extract``) into a scratch folder inside OUT;
-folders and notebooks go to ``grader.intake.submission.load_submission``. Reasons name the entry as
+folders and notebooks go to ``grader.intake.load.load_submission``. Reasons name the entry as
 the instructor sees it in DIR, never a scratch path.
 """
 
@@ -14,7 +14,8 @@ from pathlib import Path
 
 from grader.batch.entries import Entry
 from grader.batch.extract import extract_zip, submission_root
-from grader.intake.submission import Submission, SubmissionError, load_submission
+from grader.intake.load import load_submission
+from grader.intake.submission import Submission, SubmissionError
 from grader.shared.registry import BY_ID
 
 

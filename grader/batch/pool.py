@@ -19,20 +19,15 @@ recorded as errors to grade again on the next run. A judge process whose parent 
 
 from __future__ import annotations
 
-import atexit
 import multiprocessing
 import os
 import shutil
-import sys
-import threading
-import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 from grader.batch import boot
 from grader.batch.config import Settings
@@ -42,7 +37,6 @@ from grader.intake.submission import Submission, SubmissionError
 from grader.judge import resilience
 
 MAX_ATTEMPTS = 2
-_STARTER = None  # the worker starter of this judge process (set by ``init_judge``)
 
 
 @dataclass(frozen=True)
@@ -62,44 +56,6 @@ class Outcome:
     graded: bool = True  # False: the entry could not be read, no student code ran
 
 
-def make_starter(sandbox: str):
-    """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
-    from grader.commands.cli import starter_from
-    from grader.judge.early import default_starter
-
-    chosen = starter_from(
-        SimpleNamespace(no_sandbox=sandbox == "none", strict_sandbox=sandbox == "strict")
-    )
-    return chosen or default_starter()
-
-
-def _watch_parent(parent: int) -> None:
-    while os.getppid() == parent:
-        time.sleep(1.0)
-    os._exit(3)
-
-
-def init_judge(sandbox: str, parent: int) -> None:
-    """Set up this judge process (after ``grader.batch.boot.init``)."""
-    global _STARTER
-    import torch
-
-    torch.set_num_threads(1)
-    _STARTER = make_starter(sandbox)
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    atexit.register(_exit_now)  # runs first (last registered): see there
-
-
-def _exit_now() -> None:
-    """End a judge process at once when the pool shuts it down: tearing down an interpreter
-    that holds torch takes seconds, and this process has nothing left to save."""
-    if sys.modules.get("grader.judge.launch.starter"):
-        sys.modules["grader.judge.launch.starter"].close_default_server()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
 def _grade(submission: Submission, settings: Settings, start=None):
     from grader.judge.engine import grade
 
@@ -109,7 +65,7 @@ def _grade(submission: Submission, settings: Settings, start=None):
         seed=settings.seed,
         max_examples=settings.max_examples,
         limits=settings.limits,
-        start=start or _STARTER,
+        start=start or boot.starter,
         max_scores=settings.max_scores,
         check_points=settings.check_points,
         processes=1,  # the judge processes already fill the cores

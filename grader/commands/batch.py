@@ -19,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.commands.cli import EXIT_FAILED, EXIT_PASSED, add_grading_options
+from grader.commands.options import EXIT_FAILED, EXIT_PASSED, add_grading_options
 from grader.judge.resilience import TRACE_LOG_ENV, log_trace, set_label
 from grader.shared.errors import UsageError
 from grader.shared.safetext import one_line, safe_name
@@ -232,7 +232,7 @@ def main(argv: list[str]) -> int:
 
         raise UsageError(shard_needs_seed())
     if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
-        from grader.batch.pool import make_starter
+        from grader.batch.boot import make_starter
         from grader.judge.launch.starter import close_default_server
 
         make_starter("strict")

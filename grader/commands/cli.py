@@ -10,59 +10,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from grader.commands.options import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, add_grading_options
 from grader.shared import timing
 from grader.shared.errors import UsageError
 
-EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 FORMATS = ("text", "json", "gradescope", "github", "junit")
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
-
-
-def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
-    from grader.judge.seeds import seed_argument
-
-    p.add_argument(
-        "--seed",
-        type=seed_argument,
-        default=None,
-        metavar="N",
-        help=seed_help
-        or "draw other examples (default: the public seed, or the course's GRADE_SEED if set)",
-    )
-    p.add_argument(
-        "--max-examples",
-        type=int,
-        default=None,
-        metavar="N",
-        help="examples per check (default: each check's own)",
-    )
-    p.add_argument(
-        "--call-timeout",
-        type=float,
-        default=None,
-        metavar="S",
-        help="seconds one call into student code may take",
-    )
-    p.add_argument(
-        "--exercise-budget",
-        type=float,
-        default=None,
-        metavar="S",
-        help="seconds all checks of one exercise may take",
-    )
-    p.add_argument(
-        "--memory-mb", type=int, default=None, metavar="MB", help="memory a worker may use"
-    )
-    p.add_argument(
-        "--no-sandbox",
-        action="store_true",
-        help="run workers as plain subprocesses, without OS isolation",
-    )
-    p.add_argument(
-        "--strict-sandbox",
-        action="store_true",
-        help="refuse to grade when a sandbox layer is unavailable",
-    )
 
 
 def grade_parser() -> argparse.ArgumentParser:
@@ -159,7 +112,8 @@ def run_grade(argv: list[str]) -> int:
         seed = for_grade(args.seed)
     except SeedError as exc:
         raise UsageError(str(exc)) from None
-    from grader.intake.submission import SubmissionError, load_submission
+    from grader.intake.load import load_submission
+    from grader.intake.submission import SubmissionError
 
     try:
         registry.select(args.exercises)

@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.commands.cli import EXIT_PASSED, EXIT_USAGE
+from grader.commands.options import EXIT_PASSED, EXIT_USAGE
 from grader.judge.seeds import PUBLIC_SEED, seed_argument
 from grader.shared.errors import UsageError
 from grader.shared.registry import EXERCISES
@@ -221,7 +221,8 @@ def _failure(message: str) -> dict:
 
 def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
-    from grader.intake.submission import SubmissionError, load_submission
+    from grader.intake.load import load_submission
+    from grader.intake.submission import SubmissionError
     from grader.judge.engine import grade
     from grader.protocol.limits import Limits
     from grader.result import report_text

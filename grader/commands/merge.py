@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from grader.commands.cli import EXIT_FAILED, EXIT_PASSED
+from grader.commands.options import EXIT_FAILED, EXIT_PASSED
 from grader.shared.errors import UsageError
 
 

@@ -13,8 +13,8 @@ import ast
 import re
 from pathlib import Path
 
-from grader.commands.cli import EXIT_PASSED
-from grader.intake.notebook import TAG_PREFIX
+from grader.commands.options import EXIT_PASSED
+from grader.intake.cells import TAG_PREFIX
 from grader.shared.errors import UsageError
 from grader.shared.registry import EXERCISES, Exercise
 

@@ -72,7 +72,8 @@ class GradeSession:
     """Loads the submission, makes the items, grades once, and cleans up."""
 
     def __init__(self, config: pytest.Config, path: Path):
-        from grader.intake.submission import SubmissionError, load_submission
+        from grader.intake.load import load_submission
+        from grader.intake.submission import SubmissionError
         from grader.judge.seeds import SeedError, for_grade
         from grader.shared import registry
 
@@ -116,7 +117,7 @@ class GradeSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list) -> None:
-        from grader.judge.engine import checks_for
+        from grader.judge.scoring import checks_for
 
         new = []
         notebook = None

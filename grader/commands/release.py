@@ -20,8 +20,8 @@ import tomllib
 from pathlib import Path
 
 import grader
-from grader.commands.cli import EXIT_PASSED
 from grader.commands.edition_text import GITIGNORE, README, WORKFLOW
+from grader.commands.options import EXIT_PASSED
 from grader.shared.errors import UsageError
 from grader.shared.registry import EXERCISES
 
@@ -180,7 +180,7 @@ def readme(root: Path) -> str:
 
 
 def _contract_names(exercise_id: str) -> str:
-    from grader.intake.notebook import CONTRACT
+    from grader.intake.cells import CONTRACT
 
     return ", ".join(f"`{n}`" for n in CONTRACT[exercise_id])
 

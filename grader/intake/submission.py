@@ -1,5 +1,6 @@
-"""Finding a submission's exercise files: a folder with ``exercises/``, the six files loose in a
-folder, or a notebook (``.ipynb``, turned into exercise files by ``grader.intake.notebook``)."""
+"""A submission as the judge receives it: its name, the folder put first on the worker's
+``sys.path`` and its exercise files (``grader.intake.load`` finds them), and the error that says
+why a submission cannot be read at all."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.shared.registry import EXERCISES
 from grader.shared.safetext import safe_name, safe_text
 
 
@@ -32,40 +32,3 @@ class Submission:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
-
-
-def _files_in(folder: Path) -> dict[str, Path]:
-    return {e.id: folder / e.filename for e in EXERCISES if (folder / e.filename).is_file()}
-
-
-def load_submission(path: Path, name: str | None = None) -> Submission:
-    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable."""
-    path = Path(path)
-    if not path.exists():
-        raise SubmissionError(f"{path}: no such file or folder")
-    if path.is_file():
-        if path.suffix == ".ipynb":
-            from grader.intake.notebook import notebook_submission
-
-            return notebook_submission(path, name)
-        if path.suffix == ".zip":
-            raise SubmissionError(
-                f"{path}: grade a zip with 'grade batch', or unzip it and grade the folder"
-            )
-        if path.suffix == ".py":
-            path = path.parent
-        else:
-            raise SubmissionError(
-                f"{path}: not a submission (expected a folder with exercises/, or a .ipynb)"
-            )
-    name = name or path.resolve().name
-    if (path / "exercises").is_dir():
-        return Submission(name, path.resolve(), _files_in((path / "exercises").resolve()))
-    loose = _files_in(path.resolve())
-    if loose:
-        # The six files handed in without their folder (as Gradescope uploads them).
-        return Submission(name, path.resolve(), loose)
-    raise SubmissionError(
-        f"{path}: no exercises/ folder and none of the exercise files "
-        "(ex3_1_weight_transfer.py, ...)"
-    )

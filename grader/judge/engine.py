@@ -7,7 +7,6 @@ makes every comparison; student code runs only in the workers (DESIGN §5).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import shutil
 import tempfile
 import time
@@ -21,28 +20,21 @@ from grader.intake.submission import Submission
 from grader.judge import parallel
 from grader.judge.early import EarlyWorkers, default_starter
 from grader.judge.launch.handle import StudentError, WorkerHandle, WorkerLost
-from grader.judge.properties import DEFAULT_SEED, Check, explain_student_error, run_check
+from grader.judge.properties import DEFAULT_SEED, explain_student_error, run_check
 from grader.judge.resilience import keeps_going
+from grader.judge.scoring import (
+    checks_for,
+    finish_exercise,
+    points_scale,
+    unrun_checks,
+    unrun_exercise,
+)
 from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select
 
 Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
-
-
-def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
-    """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
-    checks = importlib.import_module(f"grader.judge.checks.{exercise.module}").CHECKS
-    if points:
-        checks = [
-            dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
-        ]
-    return checks
-
-
-def _unrun(checks: list[Check], message: str) -> list[CheckResult]:
-    return [CheckResult(c.name, 0.0, c.points, False, message) for c in checks]
 
 
 def _import_failure(info: dict) -> str:
@@ -52,28 +44,6 @@ def _import_failure(info: dict) -> str:
             f"(in {info.get('file', '?')}, line {info.get('line', '?')}: {info.get('code', '')})"
         )
     return "importing your file failed: " + explain_student_error(info)
-
-
-def _finish(
-    exercise: Exercise, status: str, results: list[CheckResult], scale: float
-) -> ExerciseResult:
-    for r in results:
-        r.points, r.max_points = r.points * scale, r.max_points * scale
-    score = round(sum(r.points for r in results), 6)
-    if status == "failed" and all(r.passed for r in results):
-        status = "passed"
-    return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
-
-
-def unrun_exercise(
-    exercise: Exercise, status: str, reason: str, check_points: Mapping[str, float] | None = None
-) -> ExerciseResult:
-    """The result of an exercise none of whose checks could run, each saying ``reason``."""
-    checks = checks_for(exercise, check_points)
-    total = sum(c.points for c in checks)
-    return _finish(
-        exercise, status, _unrun(checks, reason), exercise.max_score / total if total else 0.0
-    )
 
 
 @keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result
@@ -93,18 +63,19 @@ def grade_exercise(
             check_points,
         )
     checks = checks_for(exercise, check_points)
-    total = sum(c.points for c in checks)
-    scale = exercise.max_score / total if total else 0.0
+    scale = points_scale(exercise, checks)
     began = time.monotonic()
     try:
         worker.receive(limits.import_timeout_s)  # the "ready" message, sent after the import
     except StudentError as exc:
-        return _finish(exercise, "error", _unrun(checks, _import_failure(exc.info)), scale)
+        return finish_exercise(
+            exercise, "error", unrun_checks(checks, _import_failure(exc.info)), scale
+        )
     except WorkerLost as lost:
-        return _finish(
+        return finish_exercise(
             exercise,
             lost.status,
-            _unrun(checks, f"importing your file failed: {lost.reason}"),
+            unrun_checks(checks, f"importing your file failed: {lost.reason}"),
             scale,
         )
 
@@ -116,7 +87,7 @@ def grade_exercise(
     for i, check in enumerate(checks):
         if time.monotonic() > deadline:
             status = "timeout"
-            results += _unrun(
+            results += unrun_checks(
                 checks[i:],
                 f"not run: the exercise used up its {limits.exercise_budget_s:g} s budget",
             )
@@ -127,12 +98,12 @@ def grade_exercise(
             status = lost.status
             lost_at = CheckResult(check.name, 0.0, check.points, False, lost.reason.capitalize())
             results.append(lost_at)
-            results += _unrun(checks[i + 1 :], f"not run: {lost.reason}")
+            results += unrun_checks(checks[i + 1 :], f"not run: {lost.reason}")
             break
     printed = worker.output().strip()
     if printed and lost_at is not None:
         lost_at.message += f"\nYour code printed (last lines):\n{printed[-1500:]}"
-    return _finish(exercise, status, results, scale)
+    return finish_exercise(exercise, status, results, scale)
 
 
 def grade(

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.judge.launch.handle import Tampered
+from grader.judge.scoring import unrun_exercise
 from grader.result.schema import GRADER_FAILED, TAMPERED, CheckResult, ExerciseResult
 from grader.shared.safetext import MESSAGE_LIMIT, one_line, safe_text, safe_value
 
@@ -75,12 +76,7 @@ def failure_message(exc: BaseException) -> str:
 def verdict(exercise: Any, check_points: Any, message: str) -> ExerciseResult:
     """Exercise ``exercise`` with no points: status error, each check saying ``message``."""
     try:
-        from grader.judge.engine import checks_for
-
-        checks = checks_for(exercise, check_points)
-        total = sum(c.points for c in checks)
-        scale = exercise.max_score / total if total else 0.0
-        results = [CheckResult(c.name, 0.0, c.points * scale, False, message) for c in checks]
+        return unrun_exercise(exercise, "error", message, check_points)
     except Exception:  # the checks themselves cannot be loaded: one line says it all
         results = [CheckResult(exercise.title, 0.0, exercise.max_score, False, message)]
     return ExerciseResult(exercise.id, exercise.title, 0.0, exercise.max_score, "error", results)

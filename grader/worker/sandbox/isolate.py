@@ -14,7 +14,7 @@ time (a "spare" waits for its job, so that starting a worker costs no fork at al
    them, writes only in the scratch, no TCP, no signals out), no capabilities and no new
    privileges.
 
-Each layer is tried once by ``grader.worker.forkserver.template.probe``; a layer the kernel
+Each layer is tried once by ``grader.worker.forkserver.layers``; a layer the kernel
 refuses is left out of the plan and reported, never silently dropped.
 """
 

@@ -1,0 +1,55 @@
+"""What every command shares: its exit statuses and the grading options (seed, examples per
+check, limits, sandbox) that ``grade`` and ``grade batch`` accept alike."""
+
+from __future__ import annotations
+
+import argparse
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
+    from grader.judge.seeds import seed_argument
+
+    p.add_argument(
+        "--seed",
+        type=seed_argument,
+        default=None,
+        metavar="N",
+        help=seed_help
+        or "draw other examples (default: the public seed, or the course's GRADE_SEED if set)",
+    )
+    p.add_argument(
+        "--max-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="examples per check (default: each check's own)",
+    )
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds one call into student code may take",
+    )
+    p.add_argument(
+        "--exercise-budget",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds all checks of one exercise may take",
+    )
+    p.add_argument(
+        "--memory-mb", type=int, default=None, metavar="MB", help="memory a worker may use"
+    )
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run workers as plain subprocesses, without OS isolation",
+    )
+    p.add_argument(
+        "--strict-sandbox",
+        action="store_true",
+        help="refuse to grade when a sandbox layer is unavailable",
+    )

@@ -1,0 +1,57 @@
+"""An exercise's checks and how its points add up: its checks with the course's weights
+(``checks_for``), the results of checks that did not run, and the exercise's result made of its
+checks' results, their weights scaled to the exercise's points."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Mapping
+
+from grader.judge.properties import Check
+from grader.result.schema import CheckResult, ExerciseResult
+from grader.shared.registry import Exercise
+
+
+def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
+    """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
+    checks = importlib.import_module(f"grader.judge.checks.{exercise.module}").CHECKS
+    if points:
+        checks = [
+            dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
+        ]
+    return checks
+
+
+def points_scale(exercise: Exercise, checks: list[Check]) -> float:
+    """Points of the exercise per unit of check weight."""
+    total = sum(c.points for c in checks)
+    return exercise.max_score / total if total else 0.0
+
+
+def unrun_checks(checks: list[Check], message: str) -> list[CheckResult]:
+    """The results of checks that did not run, each saying ``message``."""
+    return [CheckResult(c.name, 0.0, c.points, False, message) for c in checks]
+
+
+def finish_exercise(
+    exercise: Exercise, status: str, results: list[CheckResult], scale: float
+) -> ExerciseResult:
+    """The exercise's result: its checks' weights scaled by ``scale`` and added up; a
+    ``failed`` exercise all of whose checks passed is ``passed``."""
+    for r in results:
+        r.points, r.max_points = r.points * scale, r.max_points * scale
+    score = round(sum(r.points for r in results), 6)
+    if status == "failed" and all(r.passed for r in results):
+        status = "passed"
+    return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
+
+
+def unrun_exercise(
+    exercise: Exercise, status: str, reason: str, check_points: Mapping[str, float] | None = None
+) -> ExerciseResult:
+    """The result of an exercise none of whose checks could run, each saying ``reason``."""
+    checks = checks_for(exercise, check_points)
+    return finish_exercise(
+        exercise, status, unrun_checks(checks, reason), points_scale(exercise, checks)
+    )
