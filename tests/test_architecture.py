@@ -1,0 +1,92 @@
+"""The grader keeps its shape (docs/architecture.md):
+
+- the import contracts of ``pyproject.toml`` hold (``lint-imports``): the folders in layers,
+  the judge side and the worker side apart but for the protocol, renderers that read only
+  the result, the reference models free of the grader, no two siblings importing each other;
+- no import cycle among the modules of ``grader/`` and ``reference/``, a package's
+  ``__init__`` counting as a module (the layers contract does not see every cycle);
+- no module over 400 lines, and every module says what it is for in a docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import grimp
+from importlinter.cli import lint_imports
+from support import ROOT
+
+PACKAGES = ("grader", "reference")
+MAX_LINES = 400
+
+
+def modules() -> list[Path]:
+    return sorted(p for name in PACKAGES for p in (ROOT / name).rglob("*.py"))
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of the graph ``edges`` (node -> successors)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(edges[node]):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_import_contracts_hold(capsys):
+    code = lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True)
+    assert code == 0, capsys.readouterr().out
+
+
+def test_no_import_cycle_among_the_modules():
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    edges = {m: graph.find_modules_directly_imported_by(m) - {m} for m in graph.modules}
+    cycles = [c for c in strongly_connected(edges) if len(c) > 1]
+    assert cycles == []
+
+
+def test_the_cycle_finder_sees_a_package_importing_its_own_module():
+    edges = {"p": {"p.a"}, "p.a": {"p.b"}, "p.b": {"p"}, "q": {"p"}}
+    assert [c for c in strongly_connected(edges) if len(c) > 1] == [["p", "p.a", "p.b"]]
+
+
+def test_no_module_over_400_lines():
+    lines = {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules()
+    }
+    assert {name: n for name, n in lines.items() if n > MAX_LINES} == {}
+
+
+def test_every_module_says_what_it_is_for():
+    silent = [
+        str(p.relative_to(ROOT))
+        for p in modules()
+        if not ast.get_docstring(ast.parse(p.read_text(encoding="utf-8")))
+    ]
+    assert silent == []
