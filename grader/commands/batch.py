@@ -19,7 +19,12 @@ import shutil
 import sys
 from pathlib import Path
 
-from grader.commands.options import EXIT_FAILED, EXIT_PASSED, add_grading_options
+from grader.commands.options import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    add_exercise_option,
+    add_grading_options,
+)
 from grader.judge.resilience import TRACE_LOG_ENV, log_trace, set_label
 from grader.shared.errors import UsageError
 from grader.shared.safetext import one_line, safe_name
@@ -58,14 +63,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a grading.toml (default: DIR/grading.toml when it exists)",
     )
-    p.add_argument(
-        "-e",
-        "--exercise",
-        action="append",
-        dest="exercises",
-        metavar="ID",
-        help="grade only this exercise (3.1 ... 4.3); repeatable",
-    )
+    add_exercise_option(p)
     p.add_argument(
         "--shard",
         default=None,

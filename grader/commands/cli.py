@@ -10,7 +10,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.commands.options import EXIT_FAILED, EXIT_PASSED, EXIT_USAGE, add_grading_options
+from grader.commands.options import (
+    EXIT_FAILED,
+    EXIT_PASSED,
+    EXIT_USAGE,
+    add_exercise_option,
+    add_grading_options,
+)
 from grader.shared import timing
 from grader.shared.errors import UsageError
 
@@ -31,14 +37,7 @@ def grade_parser() -> argparse.ArgumentParser:
         type=Path,
         help="a folder with exercises/, or a notebook (default: .)",
     )
-    p.add_argument(
-        "-e",
-        "--exercise",
-        action="append",
-        dest="exercises",
-        metavar="ID",
-        help="grade only this exercise (3.1 ... 4.3); repeatable",
-    )
+    add_exercise_option(p)
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the JSON result here")
     p.add_argument("--html", type=Path, metavar="FILE", help="also write an HTML report here")
     p.add_argument(

@@ -8,7 +8,20 @@ import argparse
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+def add_exercise_option(p: argparse.ArgumentParser) -> None:
+    """``-e ID``, repeatable: grade only these exercises."""
+    p.add_argument(
+        "-e",
+        "--exercise",
+        action="append",
+        dest="exercises",
+        metavar="ID",
+        help="grade only this exercise (3.1 ... 4.3); repeatable",
+    )
+
+
 def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
+    """``--seed``, ``--max-examples``, the worker limits and the sandbox switches."""
     from grader.judge.seeds import seed_argument
 
     p.add_argument(
