@@ -12,8 +12,12 @@ import signal
 import sys
 import threading
 import time
+from typing import TYPE_CHECKING
 
-starter = None  # the worker starter of this judge process (set by ``init_judge``)
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Starter
+
+starter: Starter | None = None  # the worker starter of this judge process (set by ``init_judge``)
 
 
 def init(sandbox: str, parent: int) -> None:
@@ -28,7 +32,7 @@ def init(sandbox: str, parent: int) -> None:
     init_judge(sandbox, parent)
 
 
-def make_starter(sandbox: str):
+def make_starter(sandbox: str) -> Starter:
     """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
     from grader.judge.early import default_starter
     from grader.judge.launch.starter import chosen_starter

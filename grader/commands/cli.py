@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.commands.options import (
     EXIT_FAILED,
@@ -19,6 +20,10 @@ from grader.commands.options import (
 )
 from grader.shared import timing
 from grader.shared.errors import UsageError
+
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Starter
+    from grader.protocol.limits import Limits
 
 FORMATS = ("text", "json", "gradescope", "github", "junit")
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
@@ -63,7 +68,7 @@ def freeze_imports() -> None:
     gc.freeze()
 
 
-def limits_from(args: argparse.Namespace):
+def limits_from(args: argparse.Namespace) -> Limits:
     from grader.protocol.limits import Limits
 
     changes = {
@@ -74,7 +79,7 @@ def limits_from(args: argparse.Namespace):
     return Limits(**{k: v for k, v in changes.items() if v is not None})
 
 
-def starter_from(args: argparse.Namespace):
+def starter_from(args: argparse.Namespace) -> Starter | None:
     """The worker starter the options ask for (``None``: the judge's default)."""
     from grader.judge.launch.starter import chosen_starter
 

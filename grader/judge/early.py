@@ -19,7 +19,7 @@ from grader.shared.registry import select
 
 if TYPE_CHECKING:
     from grader.intake.submission import Submission
-    from grader.judge.launch.handle import WorkerHandle
+    from grader.judge.launch.handle import Starter, WorkerHandle
     from grader.protocol.limits import Limits
 
 
@@ -63,7 +63,7 @@ class EarlyWorkers:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def default_starter():
+def default_starter() -> Starter:
     """The worker starter ``grade`` uses by default, found without importing torch."""
     try:
         from grader.judge.launch.starter import default_starter as sandboxed

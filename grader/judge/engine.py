@@ -19,7 +19,7 @@ import grader
 from grader.intake.submission import Submission
 from grader.judge import parallel
 from grader.judge.early import EarlyWorkers, default_starter
-from grader.judge.launch.handle import StudentError, WorkerHandle, WorkerLost
+from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
 from grader.judge.properties import DEFAULT_SEED, explain_student_error, run_check
 from grader.judge.resilience import keeps_going
 from grader.judge.scoring import (
@@ -33,8 +33,6 @@ from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select
-
-Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
 
 
 def _import_failure(info: dict) -> str:

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import traceback
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -85,7 +86,9 @@ def describe_exception(exc: BaseException, student_dir: Path) -> dict:
     return info
 
 
-def load_student_module(exercise_id: str, student_file: Path, submission_root: Path):
+def load_student_module(
+    exercise_id: str, student_file: Path, submission_root: Path
+) -> types.ModuleType:
     """Import ``student_file`` under a private name; the submission's folder comes first on
     ``sys.path`` so that its own ``exercises`` package wins over the installed stubs."""
     for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
@@ -137,7 +140,9 @@ def reply(fd: int, message: dict, guard: Guard) -> bool:
     return True
 
 
-def serve(exercise_id: str, student_file: str, submission_root: str, req_fd: int, rep_fd: int):
+def serve(
+    exercise_id: str, student_file: str, submission_root: str, req_fd: int, rep_fd: int
+) -> None:
     """Import the student's file, then answer requests until the judge closes the channel.
 
     The probes are resolved and the guard's snapshot taken before the student's file runs."""

@@ -1,6 +1,6 @@
 """The judge's side of the fork server: start it, ask it for workers, shut it down.
 
-``ForkServer`` is a worker starter (``grader.judge.engine.Starter``): calling it returns a
+``ForkServer`` is a worker starter (``grader.judge.launch.handle.Starter``): calling it returns a
 ``WorkerHandle`` whose process the server forked. One server can be shared by the threads of
 one judge process (requests are serialised by a lock; each takes a few milliseconds), and is
 closed explicitly with ``close()``, as a context manager, or at exit.

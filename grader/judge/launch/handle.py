@@ -321,6 +321,10 @@ class WorkerHandle:
                 pass
 
 
+# Starts one exercise's worker: (exercise id, student file, submission root, limits, scratch).
+Starter = Callable[[str, Path, Path, Limits, Path], WorkerHandle]
+
+
 def worker_folders(exercise_id: str, scratch: Path) -> tuple[Path, Path]:
     """A fresh private folder and output file for one worker inside the judge's scratch."""
     tag = "ex" + exercise_id.replace(".", "_")

@@ -24,7 +24,8 @@ from grader.protocol.boot import LAYER_NAMES
 from grader.shared.errors import UsageError
 
 if TYPE_CHECKING:
-    from grader.judge.launch.handle import WorkerHandle
+    from grader.judge.launch.forkserver import ForkServer
+    from grader.judge.launch.handle import Starter, WorkerHandle
     from grader.protocol.limits import Limits
 
 
@@ -42,7 +43,7 @@ _default = None
 _announced = False
 
 
-def default_server():
+def default_server() -> ForkServer:
     """The fork server shared by this process (started on first use, closed at exit)."""
     global _default
     from grader.judge.launch.forkserver import ForkServer
@@ -173,12 +174,12 @@ def default_starter(strict: bool = False) -> SandboxStarter:
     return starter
 
 
-def starter_for(server) -> SandboxStarter:
+def starter_for(server: ForkServer) -> SandboxStarter:
     """A starter over a server of your own (``ForkServer(disable=...)``), e.g. in tests."""
     return SandboxStarter(server)
 
 
-def chosen_starter(no_sandbox: bool = False, strict: bool = False):
+def chosen_starter(no_sandbox: bool = False, strict: bool = False) -> Starter | None:
     """The worker starter ``--no-sandbox`` or ``--strict-sandbox`` asks for (``None`` for
     neither: the judge's default)."""
     if no_sandbox:

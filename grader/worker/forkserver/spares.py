@@ -15,6 +15,7 @@ import os
 import select
 import signal
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 from grader.protocol.boot import SETUP_FAILED
@@ -27,7 +28,7 @@ MAX_MESSAGE = 1 << 16
 STEP_TIMEOUT_S = 30.0
 
 
-def read_lines(fd: int, timeout: float):
+def read_lines(fd: int, timeout: float) -> Iterator[bytes]:
     """Newline-ended messages from a child's pipe, until end of file or ``timeout``."""
     buffer = b""
     while True:
