@@ -2,8 +2,8 @@
 
 It imports one student file by path, then answers the judge's requests (``probes``) one at a
 time over the channel in ``grader.protocol.wire``. What it sends back is plain data and
-tensors; the judge never trusts it beyond that. Run as ``python -m grader.worker.serve`` (spawn
-mode) or entered through ``serve`` in a child forked from the warm template (fork mode).
+tensors; the judge never trusts it beyond that. ``serve`` is entered from
+``grader.worker.entry``, in a child forked from the warm template or in a spawned interpreter.
 
 The probes are resolved before the student's file is imported and held in a closure
 (``dispatcher``), out of reach of code that rewrites module globals; after the import and after
