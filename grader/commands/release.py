@@ -52,12 +52,14 @@ def _lines_of(paths) -> set[str]:
 
 def distinctive_lines(root: Path, min_length: int = 20) -> dict[str, set[str]]:
     """For each instructor solution file, its lines that appear nowhere in the stubs, the
-    reference or the grader (``with torch.no_grad():`` is not a solution)."""
+    reference or the grader outside its checks (``with torch.no_grad():`` is not a solution;
+    the checks compute the answers, so a line of theirs may well be one)."""
+    checks = root / "grader" / "judge" / "checks"
     common = _lines_of(
         [
             *(root / "exercises").glob("*.py"),
             *(root / "reference").glob("*.py"),
-            *(root / "grader").rglob("*.py"),
+            *(p for p in (root / "grader").rglob("*.py") if checks not in p.parents),
         ]
     )
     found: dict[str, set[str]] = {}
