@@ -182,6 +182,12 @@ def grade(
             check_points,
             processes or parallel.processes(),
         )
+        results = [  # a file set aside (a symbolic link, not text): an error that says why
+            unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
+            if (reason := submission.problems.get(ex.id)) is not None
+            else r
+            for ex, r in zip(exercises, results, strict=True)
+        ]
     finally:
         for w in workers.values():
             w.close()
