@@ -175,3 +175,44 @@ def test_the_release_installs_in_a_fresh_venv_and_grades_stubs_0_and_solutions_6
     proc = venv_run(clone, str(venv / "bin" / "pytest"), "-q", "--grade-max-examples", "2")
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert "Score: 60/60" in proc.stdout
+
+
+# --- what git leaves out ---------------------------------------------------------------------
+
+TOOL_OUTPUTS = (  # what grade, pytest and a notebook write in a clone
+    "report.html",
+    "grade-report.html",
+    "result.json",
+    "results.json",
+    "report.xml",
+    ".pytest_cache/v/cache/lastfailed",
+    ".hypothesis/examples/x",
+    ".ipynb_checkpoints/work-checkpoint.ipynb",
+    "exercises/__pycache__/ex3_1_weight_transfer.cpython-311.pyc",
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("edition", ["student edition", "this repository"])
+def test_git_ignores_what_the_tools_write(release, tmp_path, edition):
+    clone = tmp_path / "clone"
+    (clone / "exercises").mkdir(parents=True)
+    gitignore = release / ".gitignore" if edition == "student edition" else ROOT / ".gitignore"
+    shutil.copyfile(gitignore, clone / ".gitignore")
+    (clone / "exercises" / "ex3_1_weight_transfer.py").write_text("# my answer\n")
+    for name in TOOL_OUTPUTS:
+        (clone / name).parent.mkdir(parents=True, exist_ok=True)
+        (clone / name).write_text("output\n")
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True, timeout=60)
+    proc = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=clone,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert sorted(proc.stdout.splitlines()) == [
+        "?? .gitignore",
+        "?? exercises/ex3_1_weight_transfer.py",  # the student's work is never left out
+    ]

@@ -161,6 +161,11 @@ __pycache__/
 *.egg-info/
 .hypothesis/
 .pytest_cache/
+.ipynb_checkpoints/
+# What grade writes when asked (--html, --json, the CI formats redirected to a file)
 grade-report.html
 report.html
+result.json
+results.json
+report.xml
 """
