@@ -129,6 +129,9 @@ def test_readme_and_workflow_tell_how_to_install_and_grade(release):
         "Counterexample",
         "Reproduce",
         "exercises/ex4_3_split_dropout.py",
+        "source .venv/bin/activate",
+        "python -m grader",
+        "grade --watch",
     ):
         assert needle in readme, needle
     workflow = (release / ".github" / "workflows" / "classroom.yml").read_text()

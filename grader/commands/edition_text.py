@@ -29,6 +29,9 @@ source .venv/bin/activate          # Windows: .venv\\Scripts\\activate
 pip install -c constraints.txt -e .
 ```
 
+`grade` is a command of that environment: in each new terminal, activate it again (the second
+line) first, or run `python -m grader` instead of `grade`.
+
 `constraints.txt` pins the PyTorch version the grader expects. On Linux without a GPU, add
 `--extra-index-url {cpu_index}` to the `pip install` line: it
 installs the small CPU build of PyTorch instead of one with several GB of CUDA libraries.
@@ -47,6 +50,7 @@ grade -e 3.1               # one exercise (repeat -e for more)
 grade -v                   # every failure in full
 grade --html report.html   # the same report as a web page
 grade my_answers.ipynb     # a notebook (see below)
+grade --watch              # grade, then again each time you save a file (Ctrl-C to stop)
 ```
 
 `grade` never changes your files. It runs your code in separate, time- and memory-limited
