@@ -174,6 +174,7 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
                 submission.cleanup()
                 continue
             before = after
+            _say(f"Saved: grading {', '.join(again)} ...", args)  # the report stays meanwhile
             result = merged(result, grade(submission, again))
             if clear:
                 sys.stdout.write(CLEAR)
