@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from grader.registry import EXERCISES, BY_ID
+from grader.registry import BY_ID, EXERCISES
 
 BOOT = (
     "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "

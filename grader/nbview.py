@@ -21,6 +21,7 @@ from grader.result import GradeResult, from_dict
 EXERCISE_IMPORT = re.compile(r"^from exercises\.\w+ import ([\w ,]+)$", re.M)
 TEMPLATE = "notebook_check.html.j2"
 MESSAGE_LINES = 6  # of a check's message shown before the rest is folded
+CLONE_SNIPPET = "(paste into Python in your clone):"  # grader.report_text's snippet heading
 
 
 def notebook_snippet(snippet: str) -> str:
@@ -98,8 +99,13 @@ class CheckReport:
     def __repr__(self) -> str:
         from grader import report_text
 
-        text = report_text.render(self._shown, verbose=True).rstrip("\n")
-        return "\n".join([text, *(f"note: {n}" for n in self._notes_for())])
+        lines = report_text.render(self._shown).rstrip("\n").splitlines()
+        lines = [  # what a terminal's report says of grade and a clone, said for a notebook
+            line.replace(CLONE_SNIPPET, "(paste into a new cell):")
+            for line in lines
+            if not line.startswith("More: grade -v")
+        ]
+        return "\n".join([*lines, *(f"note: {n}" for n in self._notes_for())])
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         printer.text(repr(self))
