@@ -14,6 +14,8 @@ timed right before it in the same run. The kernels run this repository's grader
 - *later calls*: the same kernel, each exercise once more, ``check_all()``, and ``check("3.1")``
   after its answer cell was run again.
 
+Last, the memory the judge process costs (summed PSS of it, its fork server and the workers).
+
     python bench/bench_notebook_check.py [--runs 3]
 """
 
@@ -22,13 +24,14 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, run, torch_import  # noqa: E402
+from measure import ROOT, run, torch_import, tree_pss_kib  # noqa: E402
 
 SOLUTION = ROOT / "tests" / "submissions" / "solution" / "exercises"
 EXERCISES = ("3.1", "3.2", "3.3", "4.1", "4.2", "4.3")
@@ -48,7 +51,9 @@ def kernel():
     from jupyter_client.manager import KernelManager
 
     km = KernelManager(kernel_name="python3")
-    km.start_kernel(env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+    km.start_kernel(
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT), stderr=subprocess.DEVNULL
+    )
     kc = km.client()
     kc.start_channels()
     try:
@@ -87,7 +92,9 @@ def baseline(python: str) -> float:
     return run(torch_import(python)).wall_s
 
 
-def one_run(python: str, figures: dict[str, list[tuple[float, float]]]) -> None:
+def one_run(
+    python: str, figures: dict[str, list[tuple[float, float]]], memory: list[float]
+) -> None:
     cells = answers()
 
     def note(name: str, wall: float, base: float) -> None:
@@ -111,6 +118,10 @@ def one_run(python: str, figures: dict[str, list[tuple[float, float]]]) -> None:
         note("later: check_all()", timed_check(kc, "grader.check_all()"), base)
         execute(kc, cells[0])
         note("later: 3.1 after its cell ran again", timed_check(kc, 'grader.check("3.1")'), base)
+        _, outputs = execute(kc, "print(grader.nbcheck.JUDGE._proc.pid)")
+        kib = tree_pss_kib(int(outputs[0]["text"]))
+        if kib is not None:
+            memory.append(kib / 1024)
 
 
 def main() -> None:
@@ -119,10 +130,11 @@ def main() -> None:
     args = p.parse_args()
     python = sys.executable
     figures: dict[str, list[tuple[float, float]]] = {}
-    bases = []
+    bases: list[float] = []
+    memory: list[float] = []
     for _ in range(args.runs):
         bases.append(baseline(python))
-        one_run(python, figures)
+        one_run(python, figures, memory)
     print(f"import torch: {statistics.median(bases):.2f} s (median of {len(bases)})")
     print(f"{'what':<38} {'wall':>7}  {'ratio':>6} {'[min-max]':<13} goal")
     for name, pairs in figures.items():
@@ -134,6 +146,8 @@ def main() -> None:
             f"{name:<38} {statistics.median(walls):5.2f} s  {statistics.median(ratios):5.2f}x "
             f"{spread:<13} {goal}"
         )
+    if memory:
+        print(f"judge process, its fork server and workers (summed PSS): {max(memory):.0f} MiB")
 
 
 if __name__ == "__main__":

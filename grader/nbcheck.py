@@ -80,7 +80,7 @@ class JudgeProcess:
                 proc.stdin.flush()
                 line = _reply_line(proc.stdout, request["id"])
             except KeyboardInterrupt:  # the grading it was doing is abandoned with it
-                self._stop_locked()
+                self._stop_locked(kill=True)
                 raise
             except BrokenPipeError:
                 line = b""
@@ -95,14 +95,19 @@ class JudgeProcess:
         with self._lock:
             self._stop_locked()
 
-    def _stop_locked(self) -> None:
+    def _stop_locked(self, kill: bool = False) -> None:
+        """Close the process's stdin (it closes its fork server and exits), or ``kill`` it (its
+        fork server then sees its socket close, and exits too)."""
         proc, self._proc = self._proc, None
         if proc is None or self._owner != os.getpid():
             return
         try:
-            proc.stdin.close()  # end of file: it closes its fork server and exits
-            proc.wait(timeout=5)
+            if not kill:
+                proc.stdin.close()
+                proc.wait(timeout=5)
         except (OSError, subprocess.TimeoutExpired):
+            kill = True
+        if kill:
             proc.kill()
             proc.wait()
 

@@ -5,6 +5,8 @@ own, so nothing the kernel patched reaches it. Plus the renderings, without a ke
 from __future__ import annotations
 
 import os
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -56,6 +58,15 @@ def kernel(tmp_path_factory):
         k = Kernel(client, nb, disk)
         k.run("import grader")
         yield k
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie nobody reaped has exited)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
 
 
 def status(data: dict) -> str:
@@ -140,6 +151,7 @@ def test_a_fresh_kernel_one_line_for_an_unknown_id_missing_answers_and_no_torch(
                 ("code", "import grader\nr = grader.check('4.2')"),
                 ("code", "import sys\nprint('torch' in sys.modules, r.result['exercises'][0])"),
                 ("code", 'grader.check("9.9")'),
+                ("code", "print(grader.nbcheck.JUDGE._proc.pid)"),
             ],
         ),
         as_version=4,
@@ -148,6 +160,12 @@ def test_a_fresh_kernel_one_line_for_an_unknown_id_missing_answers_and_no_torch(
     (printed,) = nb.cells[1].outputs
     assert printed.text.startswith("False ")  # grader did not import torch into the kernel
     assert "'status': 'missing'" in printed.text
+    judge = int(nb.cells[3].outputs[0].text)
+    for _ in range(100):  # the kernel has exited: its judge process follows
+        if not running(judge):
+            break
+        time.sleep(0.1)
+    assert not running(judge)
     (error,) = nb.cells[2].outputs
     assert error.output_type == "error"
     assert error.traceback == [
