@@ -14,6 +14,7 @@ from nbformat import v4
 from nbsupport import solution_source, write_notebook
 from support import CORPUS, TEST_MAX_EXAMPLES
 
+from grader.nbcheck import CheckError, exercise_id
 from grader.nbview import CheckReport, notebook_snippet
 from grader.notebook import cells_submission, history_cells
 from grader.registry import EXERCISES
@@ -110,6 +111,11 @@ def test_what_ran_is_graded_not_the_notebook_on_disk(kernel):
     assert status(kernel.check()) == "passed"
 
 
+def test_the_cell_that_checks_counts_as_run(kernel):
+    kernel.run(WRONG_3_1)
+    assert status(kernel.check(solution_source("3.1") + "\n\n" + CHECK_3_1)) == "passed"
+
+
 def test_a_kernel_that_patched_torch_and_reference_still_gets_the_true_verdict(kernel):
     kernel.run(
         "import torch, reference\n"
@@ -188,6 +194,16 @@ def test_snippets_take_the_students_names_from_the_notebook_and_keep_the_rest_lo
     assert cell.rstrip().endswith("\nreproduce()") and "exercises" not in cell
     compile(cell, "<cell>", "exec")
     assert notebook_snippet("print(1)\n") == "print(1)\n"
+
+
+def test_exercise_ids_a_number_is_forgiven_anything_else_is_one_line():
+    assert exercise_id(3.1) == "3.1" and exercise_id(" 4.2 ") == "4.2"
+    with pytest.raises(CheckError) as caught:
+        exercise_id("3.4")
+    assert caught.value._render_traceback_() == [
+        "grader.check: no exercise '3.4'; the exercises are "
+        '"3.1", "3.2", "3.3", "4.1", "4.2", "4.3"'
+    ]
 
 
 def test_notes_name_the_kernels_inputs_and_what_was_not_found():
