@@ -20,11 +20,13 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO, Any
 
 from grader.registry import BY_ID, EXERCISES
+from grader.safetext import one_line
 
 BOOT = (
     "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
@@ -47,6 +49,7 @@ class JudgeProcess:
         self._proc: subprocess.Popen | None = None
         self._owner = os.getpid()
         self._asked = 0
+        self._stderr: IO[bytes] | None = None  # what the process wrote there, for a failure
 
     def start(self) -> None:
         """Start the process unless it runs (returns at once: it imports torch meanwhile)."""
@@ -59,11 +62,12 @@ class JudgeProcess:
         self._owner = os.getpid()
         config = {"sys_path": [p or os.getcwd() for p in sys.path if isinstance(p, str)]}
         debug = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))
+        self._stderr = None if debug else tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOT, json.dumps(config)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=None if debug else subprocess.DEVNULL,
+            stderr=self._stderr,
             start_new_session=True,  # a Ctrl-C in a terminal IPython is the kernel's only
         )
 
@@ -85,11 +89,21 @@ class JudgeProcess:
             except BrokenPipeError:
                 line = b""
             if not line:
+                said = self._last_words()
                 self._stop_locked()  # the next check starts a new one
                 raise CheckError(
-                    "the grader's judge process stopped unexpectedly; run the check again"
+                    f"the grader's judge process stopped unexpectedly{said}; run the check again"
                 )
             return json.loads(line)
+
+    def _last_words(self) -> str:
+        """`` (the last line the process wrote to stderr)``, or nothing."""
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0, os.SEEK_END)
+        self._stderr.seek(max(0, self._stderr.tell() - 2000))
+        lines = self._stderr.read().decode("utf-8", "replace").strip().splitlines()
+        return f" ({one_line(lines[-1], 300)})" if lines else ""
 
     def close(self) -> None:
         with self._lock:
@@ -99,6 +113,9 @@ class JudgeProcess:
         """Close the process's stdin (it closes its fork server and exits), or ``kill`` it (its
         fork server then sees its socket close, and exits too)."""
         proc, self._proc = self._proc, None
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
         if proc is None or self._owner != os.getpid():
             return
         try:

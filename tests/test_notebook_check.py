@@ -259,3 +259,21 @@ def test_a_missing_exercise_says_which_names_were_not_found():
     report = CheckReport(result, [note])
     assert "no definition of transfer_weights found in the cells run so far" in repr(report)
     assert "not submitted" not in report._repr_html_()
+
+
+def test_a_judge_process_that_dies_is_one_line_saying_why_and_the_next_check_starts_anew(
+    monkeypatch,
+):
+    from grader import nbcheck
+
+    boot = "import sys; sys.stderr.write('ImportError: no torch here\\n'); sys.exit(1)"
+    monkeypatch.setattr(nbcheck, "BOOT", boot)
+    judge = nbcheck.JudgeProcess()
+    for _ in range(2):
+        with pytest.raises(CheckError) as caught:
+            judge.ask({"inputs": [], "exercises": ["3.1"]})
+        assert caught.value._render_traceback_() == [
+            "grader.check: the grader's judge process stopped unexpectedly "
+            "(ImportError: no torch here); run the check again"
+        ]
+    judge.close()
