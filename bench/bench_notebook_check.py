@@ -11,8 +11,10 @@ timed right before it in the same run. The kernels run this repository's grader
   the notebook ``grade notebook`` writes, where it starts the judge process), then the answers,
   then ``grader.check("3.1")`` at once (no time to think in between: the worst case of that
   notebook).
-- *later calls*: the same kernel, each exercise once more, ``check_all()``, and ``check("3.1")``
-  after its answer cell was run again.
+- *later calls*: the same kernel. Each exercise after its answer cell was edited and run
+  again (graded again); ``check("3.1")`` with nothing changed and ``check_all()`` right after
+  the six checks (results of unchanged code are kept by the judge process); ``check_all()``
+  after all six answers were edited.
 
 Last, the memory the judge process costs (summed PSS of it, its fork server and the workers).
 
@@ -33,16 +35,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, run, torch_import, tree_pss_kib  # noqa: E402
 
+sys.path.insert(0, str(ROOT))
+from grader.registry import EXERCISES as ALL  # noqa: E402
+
 SOLUTION = ROOT / "tests" / "submissions" / "solution" / "exercises"
-EXERCISES = ("3.1", "3.2", "3.3", "4.1", "4.2", "4.3")
 TIMEOUT_S = 600
 
 
 def answers() -> list[str]:
     """The instructor solution, one cell per exercise, in course order."""
-    from grader.registry import EXERCISES as ALL
-
     return [(SOLUTION / ex.filename).read_text(encoding="utf-8") for ex in ALL]
+
+
+def edited(cell: str, name: str, edit: int) -> str:
+    """``cell`` with an edit the grader sees (the judge process keeps the result of code that
+    did not change since its last check, so only an edited answer is graded again)."""
+    return f"{cell}\n{name} = {name}  # edit {edit}\n"
 
 
 @contextmanager
@@ -113,11 +121,15 @@ def one_run(
             execute(kc, cell)
         note("first call after a setup cell", timed_check(kc, 'grader.check("3.1")'), base)
         base = baseline(python)
-        for ex_id in EXERCISES:
-            note(f"later: check({ex_id!r})", timed_check(kc, f'grader.check("{ex_id}")'), base)
-        note("later: check_all()", timed_check(kc, "grader.check_all()"), base)
-        execute(kc, cells[0])
-        note("later: 3.1 after its cell ran again", timed_check(kc, 'grader.check("3.1")'), base)
+        for edit, ex in enumerate(ALL, start=1):  # every answer edited, run, then checked
+            execute(kc, edited(cells[edit - 1], ex.names[-1], edit))
+            check = f'grader.check("{ex.id}")'
+            note(f"later: check({ex.id!r}), answer edited", timed_check(kc, check), base)
+        note("later: check('3.1') again, unchanged", timed_check(kc, 'grader.check("3.1")'), base)
+        note("later: check_all() after the six", timed_check(kc, "grader.check_all()"), base)
+        for edit, ex in enumerate(ALL, start=len(ALL) + 1):
+            execute(kc, edited(cells[edit - len(ALL) - 1], ex.names[-1], edit))
+        note("later: check_all(), all six edited", timed_check(kc, "grader.check_all()"), base)
         _, outputs = execute(kc, "print(grader.nbcheck.JUDGE._proc.pid)")
         kib = tree_pss_kib(int(outputs[0]["text"]))
         if kib is not None:

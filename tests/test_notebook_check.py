@@ -277,3 +277,14 @@ def test_a_judge_process_that_dies_is_one_line_saying_why_and_the_next_check_sta
             "(ImportError: no torch here); run the check again"
         ]
     judge.close()
+
+
+def test_only_verdicts_that_depend_on_the_code_alone_are_kept():
+    from grader.nbjudge import Verdicts
+    from grader.result import ExerciseResult
+
+    verdicts = Verdicts()
+    for n, status in enumerate(("passed", "failed", "timeout", "error", "missing")):
+        verdicts.keep(("3.1", str(n)), ExerciseResult("3.1", "T", 0.0, 10.0, status))
+    verdicts.keep(None, ExerciseResult("3.1", "T", 0.0, 10.0, "passed"))
+    assert list(verdicts.kept) == [("3.1", "0"), ("3.1", "1")]
