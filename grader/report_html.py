@@ -11,7 +11,6 @@ from typing import Any
 
 import jinja2
 
-import grader
 from grader.formats.common import (
     Message,
     clip,
@@ -26,8 +25,9 @@ from grader.formats.common import (
     visible,
 )
 from grader.result import CheckResult, ExerciseResult, GradeResult
+from grader.template_files import templates_dir
 
-TEMPLATES = Path(grader.__file__).resolve().parent.parent / "templates"
+TEMPLATES = templates_dir()
 TEMPLATE = "report.html.j2"
 LONG_VALUE = 60  # characters beyond which a counterexample value gets a block of its own
 

@@ -1,5 +1,7 @@
-"""Pytest configuration: make tests/support.py importable, and mark the slowest tests ``slow``
-so that ``pytest -m "not slow"`` leaves them out in day-to-day work (README, Development)."""
+"""Pytest configuration: make tests/support.py importable; mark the slowest tests ``slow``, so
+that ``pytest -m "not slow"`` leaves them out in day-to-day work (README, Development); and give
+the fresh-venv install tests a head start (``tests/headstart.py``): their installs begin with
+the session, in the background, and the tests themselves run last."""
 
 import sys
 from pathlib import Path
@@ -8,12 +10,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-# Node ids (or their start) of the slowest tests, measured with --durations: fresh virtual
-# environments with torch installed, whole `grade batch` runs, the corpus of answers, snippets
-# run in new interpreters, a notebook run in a kernel, the sandbox with layers turned off.
+import headstart  # noqa: E402  (importable only once the path above is set)
+
+# Node ids (or their start) of the slowest tests, measured with --durations, besides the
+# fresh-venv installs (marked ``install``): whole `grade batch` runs, the corpus of answers,
+# snippets run in new interpreters, a notebook run in a kernel, the sandbox with layers off.
 SLOW = (
-    "test_release.py::test_the_release_installs_in_a_fresh_venv",
-    "test_gradescope_bundle.py::test_setup_sh_installs",
     "test_course_seed_batch.py::",
     "test_batch.py::",
     "test_batch_insight_e2e.py::",
@@ -30,8 +32,29 @@ SLOW = (
 )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "install(name): needs the fresh-venv install NAME of tests/headstart.py"
+    )
+
+
+@pytest.hookimpl(specname="pytest_collection_modifyitems", tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems_mark_slow(items):
     for item in items:
         name = item.nodeid.rpartition("/")[2]  # tests/test_x.py::test_y[...] -> test_x.py::...
-        if name.startswith(SLOW):
+        if name.startswith(SLOW) or item.get_closest_marker("install"):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k: only the installs of tests that will run
+def pytest_collection_modifyitems(session, config, items):
+    installs = [i for i in items if i.get_closest_marker("install")]
+    if not installs:
+        return
+    items[:] = [i for i in items if not i.get_closest_marker("install")] + installs
+    names = [i.get_closest_marker("install").args[0] for i in installs]
+    headstart.begin(list(dict.fromkeys(names)))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    headstart.cleanup()

@@ -9,14 +9,13 @@ wheel cache when there is one); set GRADER_SKIP_INSTALL_TESTS=1 to skip it local
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 import tomllib
 from pathlib import Path
 
+import headstart
 import pytest
 from support import ROOT, SOLUTION
 
@@ -28,11 +27,6 @@ from grader.commands.release import (
     solution_leaks,
 )
 from grader.registry import EXERCISES
-
-SKIP_INSTALL = pytest.mark.skipif(
-    os.environ.get("GRADER_SKIP_INSTALL_TESTS") == "1",
-    reason="GRADER_SKIP_INSTALL_TESTS=1: no fresh-venv install",
-)
 
 
 @pytest.fixture(scope="module")
@@ -147,20 +141,14 @@ def venv_run(cwd: Path, *cmd: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=1800)
 
 
-@SKIP_INSTALL
-def test_the_release_installs_in_a_fresh_venv_and_grades_stubs_0_and_solutions_60(
-    release, tmp_path
-):
-    clone = tmp_path / "clone"
-    shutil.copytree(release, clone)
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    began = time.monotonic()
-    proc = venv_run(
-        clone, str(venv / "bin" / "pip"), "install", "-q", "-c", "constraints.txt", "-e", ".[test]"
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    print(f"\nfresh-venv install of the release: {time.monotonic() - began:.0f} s")
+@headstart.SKIP_INSTALL
+@pytest.mark.install("release")
+def test_the_release_installs_in_a_fresh_venv_and_grades_stubs_0_and_solutions_60():
+    job = headstart.wait("release")  # begun with the session (tests/headstart.py)
+    for step in ("release", "venv", "install"):
+        job.check(step)
+    print(f"\nfresh-venv install of the release: {job.seconds['install']:.0f} s")
+    clone, venv = job.paths["clone"], job.paths["venv"]
     grade = str(venv / "bin" / "grade")
 
     proc = venv_run(clone, grade, "--format", "json", "--max-examples", "2")

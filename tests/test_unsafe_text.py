@@ -38,7 +38,7 @@ from grader.launcher import Limits, WorkerHandle
 from grader.registry import BY_ID
 from grader.report_html import render_html
 from grader.result import SCHEMA_PATH, GradeResult
-from grader.safetext import safe_name, safe_text, safe_value
+from grader.safetext import cut_note, safe_name, safe_text, safe_value
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 LIMITS = Limits(call_timeout_s=20.0, import_timeout_s=20.0, exercise_budget_s=60.0)
@@ -279,6 +279,40 @@ def test_safe_text_is_safe_capped_and_idempotent(text, limit):
     assert_clean(safe, "safe_text")
     assert len(safe) <= limit
     assert safe_text(safe, limit) == safe
+
+
+def safe_text_by_the_letter(text: str, limit: int | None) -> str:
+    """The docstring of ``grader.safetext`` applied literally, one step after another on the
+    whole text: the specification that the fast ``safe_text`` (which works on the head of a
+    long text and counts the rest) must match."""
+    if not RAW_OR_ESCAPED.search(text) and (limit is None or len(text) <= limit):
+        return text
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = re.sub(
+        ESCAPED, lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}",
+        text.replace("\r\n", "\n"),
+    )  # fmt: skip
+    if limit is not None and len(text) > limit:
+        keep = max(0, limit - len(cut_note(len(text))))
+        head = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z", "", text[:keep])
+        text = head + cut_note(len(text) - len(head))
+    return text
+
+
+ESCAPED = (
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]"
+)
+RAW_OR_ESCAPED = re.compile(ESCAPED[:-1] + "\ud800-\udfff]")
+nasty_runs = st.lists(st.sampled_from(NASTY + ["a", "\ud83d\ude00", "\r"]), max_size=400).map(
+    "".join
+)
+
+
+@given(st.text(st.characters(codec=None)) | short_texts | nasty_runs,
+       st.none() | st.integers(0, 3000))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_safe_text_is_the_specification_to_the_letter(text, limit):
+    assert safe_text(text, limit) == safe_text_by_the_letter(text, limit)
 
 
 def test_safe_value_and_names():

@@ -27,8 +27,9 @@ from grader.batch.ledger import atomic_write
 from grader.registry import BY_ID
 from grader.result import TAMPERED
 from grader.seeds import PUBLIC_SEED
+from grader.template_files import templates_dir
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = templates_dir()
 BINS = 10
 HIST_W, HIST_H, HIST_PAD, HIST_TOP = 520, 200, 30, 18
 RATE_W, RATE_ROW, RATE_LABEL = 260, 22, 400

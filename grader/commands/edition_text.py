@@ -105,7 +105,9 @@ If you prefer a notebook, `grade NOTEBOOK.ipynb` grades it without running it: i
 each exercise, the cell tagged `exercise-3.1` ... `exercise-4.3`, or, in an untagged notebook,
 the definitions with the exercise's names (`transfer_weights`, `GPTModel`, ...) and what they
 need (imports, your own classes). Demo code, prints, `!` and `%` lines are left out; the report
-says which cells were used. Save the notebook before grading it.
+says which cells were used. Save the notebook before grading it. Inside the notebook,
+`import grader; grader.check("3.1")` grades an exercise from the cells you have run (no save
+needed) and shows the result under the cell; `grader.check_all()` grades all six.
 
 ## Hand in
 
