@@ -311,8 +311,8 @@ def render(
     if st.hidden and not verbose:
         first = st.hidden[0]
         lines.append(
-            f"More: {_rerun(st, first)} ({first}'s failures in full, with the snippets that "
-            f"reproduce them)  {st.dot}  {command} --html FILE"
+            f"More: {_rerun(st, first)} (all of {first}, with snippets)  {st.dot}  "
+            f"{command} --html FILE"
         )
     return "\n".join(lines) + "\n"
 
