@@ -63,7 +63,8 @@ class Check:
     failure in the student's clone (importing the student's names with ``from exercises.<module>
     import ...``, which ``grader.snippets`` points at the graded file); ``counterexample(example)``
     its JSON-able description.
-    ``hint`` is shown for the kinds of failure listed in ``hint_kinds`` (``grader.hints``).
+    ``hint`` is the check's own hint, for the kinds of failure in ``hint_kinds``; for others
+    ``grader.hints`` gives a hint that depends on the kind alone, or none.
     """
 
     name: str
