@@ -93,14 +93,33 @@ def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
 _STUB_SAYS = re.compile(r"^\s*(?:exercise\s+[\d.]+\s+is\s+)?not done yet\s*[:.,-]?\s*", re.I)
 
 
+def is_stub(info: dict) -> bool:
+    """Whether the student's code raised ``NotImplementedError`` itself (``raise
+    NotImplementedError(...)`` on the line the traceback ends at in their file: a stub, or a part
+    not written yet), rather than a library call it made (an operation PyTorch lacks): only the
+    former is "not done yet"."""
+    frames = info.get("frames") or []
+    return (
+        info.get("type") == "NotImplementedError"
+        and bool(frames)
+        and "NotImplementedError" in str(frames[-1].get("code", ""))
+    )
+
+
+def not_done_text(text: str) -> str:
+    """The message of an unwritten answer: ``not done yet: `` and what the stub says to do
+    (its own "Exercise 3.1 is not done yet: " left out)."""
+    text = _STUB_SAYS.sub("", text)
+    return f"{NOT_DONE}: {text}" if text else f"{NOT_DONE} (NotImplementedError)"
+
+
 def explain_student_error(info: dict) -> str:
     """One readable paragraph for an exception raised in student code."""
     kind, text = info.get("type", "Exception"), info.get("message", "")
     if info.get("refused") and not text.startswith((TAMPERED, GRADER_FAILED)):
         return text  # the grader refused a value: the message says what came back, and why
-    if kind == "NotImplementedError":
-        text = _STUB_SAYS.sub("", text)  # the stubs' own "Exercise 3.1 is not done yet: ..."
-        return f"{NOT_DONE}: {text}" if text else f"{NOT_DONE} (NotImplementedError)"
+    if is_stub(info):
+        return not_done_text(text)
     where = ""
     frames = info.get("frames") or []
     if frames:
@@ -134,7 +153,7 @@ def run_check(
         try:
             check.run(worker, example)
         except StudentError as exc:
-            if exc.info.get("type") == "NotImplementedError":
+            if is_stub(exc.info):
                 raise NotDone(exc.info) from None
             raise
 
@@ -174,7 +193,7 @@ def run_check(
     except CheckFailed as exc:
         return failed(str(exc), exc.kind)
     except NotDone as exc:
-        return failed(explain_student_error(exc.info), hints.NOT_DONE)
+        return failed(not_done_text(exc.info.get("message", "")), hints.NOT_DONE)
     except StudentError as exc:
         return failed(explain_student_error(exc.info), hints.raised(exc.info))
     return CheckResult(check.name, check.points, check.points, True, "passed")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from grader import hints
 from grader.launcher import StudentError
-from grader.properties import Check, CheckFailed, run_check
+from grader.properties import Check, CheckFailed, explain_student_error, is_stub, run_check
 
 
 def recording_check(seen: list, fail_when=lambda n: False) -> Check:
@@ -96,3 +96,34 @@ def test_a_failure_gets_the_hint_of_its_kind_or_none():
 
     crashed = dataclasses.replace(recording_check([]), run=raising, hint=OWN)
     assert "Hint" not in run_check(crashed, None, "3.1", 3, 5).message
+
+
+STUB_RAISE = {
+    "type": "NotImplementedError",
+    "message": "Exercise 4.2 is not done yet: write model_size_mb() in exercises/x.py.",
+    "frames": [{"file": "x.py", "line": 9, "function": "model_size_mb",
+                "code": "raise NotImplementedError("}],
+}  # fmt: skip
+TORCH_RAISE = {
+    "type": "NotImplementedError",
+    "message": "Could not run 'aten::nonzero' with arguments from the 'Meta' backend.",
+    "frames": [{"file": "x.py", "line": 4, "function": "count", "code": "idx = mask.nonzero()"}],
+}
+
+
+def test_only_the_students_own_raise_is_not_done_yet():
+    assert is_stub(STUB_RAISE) and not is_stub(TORCH_RAISE)
+    said = explain_student_error(STUB_RAISE)
+    assert said == "not done yet: write model_size_mb() in exercises/x.py."
+    assert explain_student_error(TORCH_RAISE).startswith(
+        "your code raised NotImplementedError: Could not run 'aten::nonzero'"
+    )
+
+    def run(info):
+        def raising(worker, n):
+            raise StudentError(info)
+
+        return run_check(dataclasses.replace(recording_check([]), run=raising), None, "4.2", 3, 5)
+
+    assert run(STUB_RAISE).message == said  # no hint for a stub
+    assert run(TORCH_RAISE).message.startswith("your code raised NotImplementedError")

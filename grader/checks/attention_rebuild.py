@@ -24,6 +24,7 @@ from grader.properties import (
     CheckFailed,
     expect_tensor,
     explain_student_error,
+    is_stub,
     seed_torch,
     tensor_text,
 )
@@ -54,12 +55,12 @@ def shape_text(shape: Any) -> str:
 def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> Any:
     """Run a probe; an exception in student code fails the check with ``what`` as context.
 
-    ``NotImplementedError`` passes through, so that an untouched stub reads "not done yet".
+    A stub's ``NotImplementedError`` passes through, so that it reads "not done yet".
     """
     try:
         return worker.call(action, **args)
     except StudentError as exc:
-        if exc.info.get("type") == "NotImplementedError":
+        if is_stub(exc.info):
             raise
         raise CheckFailed(
             f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info)
