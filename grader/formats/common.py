@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.registry import BY_ID, EXERCISES
-from grader.result import CheckResult, ExerciseResult, is_tampered
+from grader.result import NOT_DONE, STUB_PLACEHOLDER, CheckResult, ExerciseResult, is_tampered
 from grader.safetext import safe_text
 
 HINT = "\nHint: "
@@ -72,6 +72,34 @@ def parse_message(message: str) -> Message:
 def is_unrun(check: CheckResult) -> bool:
     """A check that never ran because something earlier stopped the exercise."""
     return not check.passed and check.message.startswith(NOT_RUN)
+
+
+def is_not_done(check: CheckResult) -> bool:
+    """A check that failed because the answer is not written yet (a stub)."""
+    return not check.passed and check.message.startswith(NOT_DONE)
+
+
+def not_done(exercise: ExerciseResult) -> tuple[str, int] | None:
+    """What the exercise's unfinished checks say, once, and how many they are: the first line
+    of their most common message, a stub's own ``NotImplementedError`` text (which says what
+    to write) before an empty placeholder's; None when every answer is written."""
+    texts = [
+        parse_message(c.message).text.partition("\n")[0] for c in exercise.checks if is_not_done(c)
+    ]
+    if not texts:
+        return None
+    best = max(texts, key=lambda t: (not t.endswith(STUB_PLACEHOLDER), texts.count(t)))
+    return best, len(texts)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def count_of(n: int, total: int, noun: str) -> str:
+    """``0 of 1 exercise``, ``2 of 6 exercises``."""
+    return f"{n} of {plural(total, noun)}"
 
 
 def shared_problem(exercise: ExerciseResult) -> str | None:
