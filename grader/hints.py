@@ -33,9 +33,22 @@ STRUCTURE = "structure"
 OWN_KINDS: tuple[str, ...] = (WRONG, SHAPE, VALUES, COUNT)
 
 
+# How PyTorch says that two tensors' shapes do not fit (copy_, matmul, broadcasting, view).
+_SHAPE_ERROR = re.compile(
+    r"broadcast shape|size mismatch|shape mismatch|the size of tensor|cannot be multiplied|"
+    r"must match the size|is invalid for input of size",
+    re.IGNORECASE,
+)
+
+
 def raised(info: dict) -> str:
-    """The kind of a failure in which the student's code raised (``info`` from the worker)."""
-    return f"raised:{info.get('type') or 'Exception'}"
+    """The kind of a failure in which the student's code raised (``info`` from the worker):
+    ``shape`` for PyTorch's errors about shapes that do not fit, which the check's own hint
+    (about the shapes it handles) explains better than the exception's type."""
+    kind = info.get("type") or "Exception"
+    if kind == "RuntimeError" and _SHAPE_ERROR.search(str(info.get("message", ""))):
+        return SHAPE
+    return f"raised:{kind}"
 
 
 def returned(type_name: str) -> str:

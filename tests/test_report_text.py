@@ -190,3 +190,17 @@ def test_further_failures_keep_what_went_wrong(tmp_path):
     assert "RuntimeError: The size of tensor a (1024) must match the size of tensor b" in " ".join(
         line.strip() for line in text.splitlines()
     )
+
+
+def test_the_same_error_in_every_check_still_shows_its_input_hint_and_snippet(tmp_path):
+    """Copying nn.Linear's weight without transposing raises one RuntimeError in all three
+    checks of 3.1: the report still shows the input, the hint on shapes and the snippet, not
+    just the error (the same message alone is what a missing file or a failed import gets)."""
+    sub = make_submission(tmp_path, {"3.1": CORPUS / "ex3_1" / "wrong_no_transpose.py"})
+    result = grade_folder(sub, ["3.1"])
+    text = report_text.render(result, colour=False)
+    assert "raised RuntimeError" in text
+    assert "Counterexample: d_in=" in text
+    assert "Hint: nn.Linear(d_in, d_out) stores its weight" in text
+    assert "transfer_weights(sa_v2, sa_v1)" in text  # the snippet
+    assert text.count("fails the same way") == 2

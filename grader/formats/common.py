@@ -104,9 +104,13 @@ def count_of(n: int, total: int, noun: str) -> str:
 
 def shared_problem(exercise: ExerciseResult) -> str | None:
     """The one message every check of the exercise carries (a missing file, an import that
-    failed), or None when the checks say different things."""
+    failed), or None when the checks say different things or any of them has an input that
+    shows the problem (the same error in every check still has its counterexample, hint and
+    snippet to show)."""
     messages = {c.message for c in exercise.checks}
     if exercise.status == "passed" or len(messages) != 1 or any(c.passed for c in exercise.checks):
+        return None
+    if any(c.counterexample is not None or c.reproduce for c in exercise.checks):
         return None
     return messages.pop()
 
