@@ -7,6 +7,8 @@ failure of the grader itself.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -149,6 +151,19 @@ def starter_from(args: argparse.Namespace):
     return None
 
 
+def rerun_command(args: argparse.Namespace) -> str:
+    """``grade`` with what this run was given that decides its examples: the path (unless the
+    default ``.``), ``--seed`` and ``--max-examples``; the report adds ``-e ID -v``."""
+    parts = ["grade"]
+    if args.path != Path("."):
+        parts.append(shlex.quote(str(args.path)))
+    if args.seed is not None:
+        parts += ["--seed", str(args.seed)]
+    if args.max_examples is not None:
+        parts += ["--max-examples", str(args.max_examples)]
+    return " ".join(parts)
+
+
 def emit(result, args: argparse.Namespace) -> None:
     """Write the result in the requested format(s)."""
     from grader import report_text
@@ -160,7 +175,7 @@ def emit(result, args: argparse.Namespace) -> None:
 
         write_html(result, args.html)
     if args.format == "text":
-        report_text.write(result, sys.stdout, verbose=args.verbose)
+        report_text.write(result, sys.stdout, verbose=args.verbose, command=rerun_command(args))
     elif args.format == "json":
         sys.stdout.write(result.to_json() + "\n")
     else:
@@ -271,6 +286,8 @@ def run_grade(argv: list[str]) -> int:
             lambda result, sub: show(result, args, sub),
         )
     result = grade_once(args, submission, args.exercises, seed, limits, start)
+    # The whole run's time, the interpreter's start-up and the imports included.
+    result = dataclasses.replace(result, duration_s=round(timing.since_start(), 3))
     timing.mark("graded")
     code = show(result, args, submission)
     timing.mark("reported")

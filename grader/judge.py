@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 
 import grader
-from grader import parallel, timing
+from grader import parallel, snippets, timing
 from grader.early import EarlyWorkers, default_starter
 from grader.launcher import Limits, StudentError, WorkerHandle, WorkerLost
 from grader.properties import DEFAULT_SEED, Check, explain_student_error, run_check
@@ -192,6 +192,7 @@ def grade(
         for w in workers.values():
             w.close()
         shutil.rmtree(scratch, ignore_errors=True)
+    snippets.point_at(results, submission.shown_as)
     return GradeResult(
         submission=submission.name,
         score=round(sum(r.score for r in results), 6),

@@ -2,7 +2,8 @@
 
 Zips are unpacked (safely, see ``grader.batch.extract``) into a scratch folder inside OUT;
 folders and notebooks go to ``grader.submission.load_submission``. Reasons name the entry as
-the instructor sees it in DIR, never a scratch path.
+the instructor sees it in DIR, never a scratch path; reproduce snippets name it as the student
+has it (the root of their clone, or their notebook).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from grader.batch.entries import Entry
 from grader.batch.extract import extract_zip, submission_root
 from grader.registry import BY_ID
-from grader.submission import Submission, SubmissionError, load_submission
+from grader.submission import Submission, SubmissionError, in_their_clone, load_submission
 
 
 def _relative(message: str, replacements: dict[str, str]) -> str:
@@ -32,13 +33,14 @@ def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> S
         )
     if entry.kind != "zip":
         try:
-            return load_submission(entry.path, entry.name)
+            return load_submission(entry.path, entry.name, in_their_clone(entry.path))
         except SubmissionError as exc:
             raise SubmissionError(_relative(str(exc), {str(entry.path): entry.path.name})) from None
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         extract_zip(entry.path, scratch, max_bytes, max_files)
-        return load_submission(submission_root(scratch), entry.name)
+        root = submission_root(scratch)
+        return load_submission(root, entry.name, in_their_clone(root))
     except SubmissionError as exc:
         text = _relative(
             str(exc), {str(scratch.resolve()): entry.path.name, str(scratch): entry.path.name}

@@ -224,7 +224,7 @@ def run_autograder(root: Path) -> int:
     from grader import report_text
     from grader.judge import grade
     from grader.launcher import Limits
-    from grader.submission import SubmissionError, load_submission
+    from grader.submission import SubmissionError, in_their_clone, load_submission
 
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +232,7 @@ def run_autograder(root: Path) -> int:
     settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
     try:
         path = find_submission(root / "submission")
-        submission = load_submission(path, name=path.name)
+        submission = load_submission(path, name=path.name, shown_as=in_their_clone(path))
     except (UsageError, SubmissionError) as exc:
         results.write_text(json.dumps(_failure(f"Nothing was graded: {exc}"), indent=2) + "\n")
         print(f"grade gradescope: {exc}")
