@@ -1,4 +1,32 @@
 """Grader for the chapter 3-4 exercise pack: a judge process that draws property-based examples
-and compares against the reference models, and sandboxed workers that run student code."""
+and compares against the reference models, and sandboxed workers that run student code.
 
-__version__ = "0.1.0"
+In a notebook, ``import grader; grader.check("3.1")`` grades an exercise from the cells the
+kernel has run (``grader.commands.nbcheck``); importing ``grader`` imports nothing heavy."""
+
+from __future__ import annotations
+
+import sys
+
+from grader.shared.version import __version__  # noqa: F401  (re-exported)
+
+
+def check(exercise: str, *, seed: int | None = None, max_examples: int | None = None):
+    """Grade exercise ``exercise`` ("3.1" ... "4.3") from the cells this notebook's kernel has
+    run (no save needed); the result shows under the cell."""
+    from grader.commands.nbcheck import check as check_in_kernel
+
+    return check_in_kernel(exercise, seed=seed, max_examples=max_examples)
+
+
+def check_all(*, seed: int | None = None, max_examples: int | None = None):
+    """Grade all six exercises from the cells this notebook's kernel has run."""
+    from grader.commands.nbcheck import check_all as check_all_in_kernel
+
+    return check_all_in_kernel(seed=seed, max_examples=max_examples)
+
+
+if "ipykernel" in sys.modules:  # in a Jupyter kernel: start the judge process of grader.check
+    from grader.commands.nbcheck import prestart
+
+    prestart()

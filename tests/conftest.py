@@ -1,6 +1,60 @@
-"""Pytest configuration: make tests/support.py importable and keep hypothesis quiet."""
+"""Pytest configuration: make tests/support.py importable; mark the slowest tests ``slow``, so
+that ``pytest -m "not slow"`` leaves them out in day-to-day work (README, Development); and give
+the fresh-venv install tests a head start (``tests/headstart.py``): their installs begin with
+the session, in the background, and the tests themselves run last."""
 
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+import headstart  # noqa: E402  (importable only once the path above is set)
+
+# Node ids (or their start) of the slowest tests, measured with --durations, besides the
+# fresh-venv installs (marked ``install``): whole `grade batch` runs, the corpus of answers,
+# snippets run in new interpreters, a notebook run in a kernel, the sandbox with layers off.
+SLOW = (
+    "test_course_seed_batch.py::",
+    "test_batch.py::",
+    "test_batch_insight_e2e.py::",
+    "test_corpus.py::",
+    "test_checks_ch3.py::test_snippets_show_the_failure",
+    "test_checks_ch4.py::test_snippet_shows_the_failure",
+    "test_checks_ch4.py::test_4_3_",
+    "test_checks_ch4.py::test_an_answer_that_builds_gpt2_xl",
+    "test_notebook_command.py::test_run_in_a_kernel",
+    "test_sandbox_hostile.py::test_spawn_launcher",
+    "test_sandbox_hostile.py::test_all_exercises_with_several_hostile_files",
+    "test_sandbox_hostile.py::test_hostile_with_layers_off",
+    "test_sandbox_hostile.py::test_solution_with_layers_off",
+)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "install(name): needs the fresh-venv install NAME of tests/headstart.py"
+    )
+
+
+@pytest.hookimpl(specname="pytest_collection_modifyitems", tryfirst=True)  # before -m selects
+def pytest_collection_modifyitems_mark_slow(items):
+    for item in items:
+        name = item.nodeid.rpartition("/")[2]  # tests/test_x.py::test_y[...] -> test_x.py::...
+        if name.startswith(SLOW) or item.get_closest_marker("install"):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k: only the installs of tests that will run
+def pytest_collection_modifyitems(session, config, items):
+    installs = [i for i in items if i.get_closest_marker("install")]
+    if not installs:
+        return
+    items[:] = [i for i in items if not i.get_closest_marker("install")] + installs
+    names = [i.get_closest_marker("install").args[0] for i in installs]
+    headstart.begin(list(dict.fromkeys(names)))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    headstart.cleanup()

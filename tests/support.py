@@ -28,6 +28,8 @@ class CorpusCase:
     path: Path
     correct: bool
     expect_failing: tuple[str, ...]
+    expect_hint: tuple[str, ...] = ()  # in the hint of every failing check
+    expect_no_hint: tuple[str, ...] = ()  # in the hint of no failing check
 
     @property
     def id(self) -> str:
@@ -40,8 +42,20 @@ def corpus_cases() -> list[CorpusCase]:
         folder = CORPUS / ex.module
         for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
             text = path.read_text(encoding="utf-8")
-            expect = tuple(m.strip() for m in re.findall(r"^# expect-failing:(.*)$", text, re.M))
-            cases.append(CorpusCase(ex.id, path, path.stem.startswith("correct_"), expect))
+            expect = {
+                key: tuple(m.strip() for m in re.findall(rf"^# expect-{key}:(.*)$", text, re.M))
+                for key in ("failing", "hint", "no-hint")
+            }
+            cases.append(
+                CorpusCase(
+                    ex.id,
+                    path,
+                    path.stem.startswith("correct_"),
+                    expect["failing"],
+                    expect["hint"],
+                    expect["no-hint"],
+                )
+            )
     return cases
 
 
@@ -63,8 +77,10 @@ def grade_folder(
     exercises: list[str] | None = None,
     max_examples: int | None = TEST_MAX_EXAMPLES,
     seed: int | None = None,
+    shown_as: str | None = None,
     **kwargs,
 ) -> GradeResult:
-    submission = load_submission(path)
+    """Grade ``path``; its snippets name it ``shown_as`` (default: its path from here)."""
+    submission = load_submission(path, shown_as=shown_as)
     extra = {} if seed is None else {"seed": seed}
     return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)

@@ -32,7 +32,7 @@ OFF_BY = ("feedforward_params(cfg) returned {}, but TransformerBlock(cfg).ff has
 KEY_ERROR = ("your code raised KeyError: 'emb' (in ex4_1_parameter_counts.py, line {}, in "
              "feedforward_params: {})")  # fmt: skip
 MASK = "attention_params(cfg) returned {}, but TransformerBlock(cfg).att has {} (off by +{})"
-NOT_DONE = "not done yet: Exercise 4.1 is not done yet: write feedforward_params()"
+NOT_DONE = "not done yet: write feedforward_params() in exercises/ex4_1_parameter_counts.py."
 CFG = {"emb_dim": 1, "n_heads": 1, "qkv_bias": False}
 
 # name -> {check: (message without hint, counterexample)}; a check not listed passed.

@@ -105,7 +105,8 @@ def mutant_runs(tmp_path_factory):
     runs = {}
     for label, mutants in (("a", MUTANTS), ("b", MUTANTS_2)):
         folder = clone_of(tmp_path_factory.mktemp(f"mutant_{label}"), mutants)
-        result = grade_folder(folder, CHAPTER_3)
+        # Snippets name the clone as its student does ("."): pasted in a clone, they run it.
+        result = grade_folder(folder, CHAPTER_3, shown_as=".")
         runs[label] = folder, {e.id: e for e in result.exercises}
     return runs
 
@@ -367,7 +368,7 @@ def test_snippets_show_the_failure_with_the_mutant_and_success_with_the_solution
     sources = {}
     for exercise_id, name_part, _, _ in SNIPPETS[label]:
         check = failed_check(results[exercise_id], name_part)
-        assert check.reproduce and "from exercises." in check.reproduce
+        assert check.reproduce and f"load_exercise('.', {exercise_id!r})" in check.reproduce
         sources[f"{exercise_id} {name_part}"] = check.reproduce
     with_mutant = run_snippets(sources, folder)
     with_solution = run_snippets(sources, solution_clone)

@@ -64,7 +64,8 @@ def graded(tmp_path_factory):
             folder = clone_of(
                 tmp_path_factory.mktemp("sub"), {exercise_id: CORPUS / module / f"{case}.py"}
             )
-            (result,) = grade_folder(folder, [exercise_id]).exercises
+            # Snippets name the clone as its student does ("."): pasted in a clone, they run it.
+            (result,) = grade_folder(folder, [exercise_id], shown_as=".").exercises
             cache[exercise_id, case] = folder, result
         return cache[exercise_id, case]
 
@@ -215,16 +216,22 @@ def test_4_2_tied_head_and_in_place_configs_are_named(graded):
     assert "All four configs are equal" in failed_check(in_place, "holds the four").message
 
 
-def test_4_2_an_empty_gpt2_configs_earns_no_config_point(tmp_path):
-    answer = tmp_path / "empty.py"
-    answer.write_text(
-        "GPT2_CONFIGS = {}\n\n\ndef total_params(cfg):\n    return 0\n\n\n"
-        "def model_size_mb(cfg):\n    return 0.0\n"
+def test_4_2_configs_not_written_earn_no_config_point(tmp_path):
+    functions = (
+        "\n\n\ndef total_params(cfg):\n    return 0\n\n\ndef model_size_mb(cfg):\n    return 0.0\n"
     )
-    folder = make_submission(tmp_path / "sub", {"4.2": answer})
-    (result,) = grade_folder(folder, ["4.2"], max_examples=1).exercises
-    assert result.score == 0
-    assert "nothing to check" in failed_check(result, "left unchanged").message
+    for i, (configs, says) in enumerate(
+        [
+            ("{}", "not done yet: GPT2_CONFIGS is still empty, as in the stub"),  # the stub's
+            ("{'small': {}}", "nothing to check"),
+        ]
+    ):
+        answer = tmp_path / f"answer{i}.py"
+        answer.write_text(f"GPT2_CONFIGS = {configs}{functions}")
+        folder = make_submission(tmp_path / f"sub{i}", {"4.2": answer})
+        (result,) = grade_folder(folder, ["4.2"], max_examples=1).exercises
+        assert result.score == 0
+        assert says in failed_check(result, "left unchanged").message
 
 
 def test_4_2_decimal_megabytes_are_named(graded):

@@ -145,3 +145,29 @@ def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr
+
+
+def test_the_report_suggests_rerunning_the_first_exercise_left_short(tmp_path):
+    folder = make_submission(
+        tmp_path / "alice", {"4.1": CORPUS / "ex4_1" / "wrong_counts_mask_buffer.py"}
+    )
+    proc = grade(str(folder), "-e", "4.1", "--seed", "7", *FAST)
+    assert proc.returncode == 1, proc.stderr
+    (footer,) = [line for line in proc.stdout.splitlines() if line.startswith("More:")]
+    assert footer.startswith(f"More: grade {folder} --seed 7 --max-examples 4 -e 4.1 -v ")
+
+
+def test_rerun_command_keeps_what_decides_the_examples():
+    from grader.commands.cli import grade_parser, rerun_command
+
+    assert rerun_command(grade_parser().parse_args([])) == "grade"
+    args = grade_parser().parse_args(["my work.ipynb", "-e", "3.1", "--seed", "5", "-v"])
+    assert rerun_command(args) == "grade 'my work.ipynb' --seed 5"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/stat")
+def test_the_time_reported_counts_from_the_process_start():
+    """The duration covers what ran before the grader was imported (here a 0.3 s sleep)."""
+    code = "import time; time.sleep(0.3); from grader import timing; print(timing.since_start())"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert float(proc.stdout) >= 0.3, proc.stderr

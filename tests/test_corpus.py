@@ -1,8 +1,11 @@
 """Every correct answer in the corpus gets full marks; every wrong one loses points on its
-exercise, in the checks its header names."""
+exercise, in the checks its header names, with the hints it names (and not the ones it rules
+out: a hint chosen by the kind of failure, never a misleading one)."""
 
 import pytest
 from support import corpus_cases, grade_folder, make_submission
+
+from grader.result.common import parse_message
 
 CASES = corpus_cases()
 
@@ -25,3 +28,8 @@ def test_corpus_case(case, tmp_path):
             assert any(expected in name for name in failing), (
                 f"expected a failing check matching {expected!r}; failing: {failing}"
             )
+        hints = {c.name: parse_message(c.message).hint for c in ex.checks if not c.passed}
+        for wanted in case.expect_hint:
+            assert all(wanted in hint for hint in hints.values()), (wanted, hints)
+        for unwanted in case.expect_no_hint:
+            assert not any(unwanted in hint for hint in hints.values()), (unwanted, hints)

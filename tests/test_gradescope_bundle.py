@@ -17,6 +17,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import headstart
 import pytest
 from nbsupport import solution_notebook
 from support import CORPUS, ROOT, grade_folder, make_submission
@@ -24,11 +25,7 @@ from support import CORPUS, ROOT, grade_folder, make_submission
 from grader.commands.release import distinctive_lines, solution_leaks
 from grader.shared.registry import BY_ID, EXERCISES
 
-MAX_EXAMPLES = 4
-SKIP_INSTALL = pytest.mark.skipif(
-    os.environ.get("GRADER_SKIP_INSTALL_TESTS") == "1",
-    reason="GRADER_SKIP_INSTALL_TESTS=1: no fresh-venv install",
-)
+MAX_EXAMPLES = headstart.GRADESCOPE_MAX_EXAMPLES  # the bundle of the install test too
 
 
 @pytest.fixture(scope="module")
@@ -59,22 +56,9 @@ def bundle_seed(bundle: Path) -> int:
         return json.loads(zf.read("bundle.json"))["seed"]
 
 
-def unpack(bundle: Path, root: Path) -> None:
-    """What Gradescope does with the zip: extract it to source/ (keeping the executable
-    bits) and copy run_autograder to the root."""
-    source = root / "source"
-    with zipfile.ZipFile(bundle) as zf:
-        for info in zf.infolist():
-            target = source / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(zf.read(info))
-            target.chmod((info.external_attr >> 16) & 0o777 or 0o644)
-    shutil.copy2(source / "run_autograder", root / "run_autograder")
-
-
 def simulated_root(tmp_path: Path, bundle: Path, venv: Path | None = None) -> Path:
     root = tmp_path / "autograder"
-    unpack(bundle, root)
+    headstart.unpack(bundle, root)
     (root / "submission").mkdir()
     (root / "venv").symlink_to(venv or Path(sys.prefix))
     return root
@@ -149,22 +133,14 @@ def test_an_upload_without_exercises_scores_zero_with_a_reason(bundle, tmp_path)
     assert "ex3_1_weight_transfer.py" in results["output"]
 
 
-@SKIP_INSTALL
-def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission(bundle, tmp_path):
-    root = tmp_path / "autograder"
-    unpack(bundle, root)
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""}
-    began = time.monotonic()
-    proc = subprocess.run(
-        ["bash", str(root / "source" / "setup.sh")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-        cwd=root / "source",
-    )
-    setup_s = time.monotonic() - began
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+@headstart.SKIP_INSTALL
+@pytest.mark.install("gradescope")
+def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission():
+    job = headstart.wait("gradescope")  # begun with the session (tests/headstart.py)
+    job.check("bundle")
+    job.check("setup.sh")
+    setup_s = job.seconds["setup.sh"]
+    bundle, root = job.paths["bundle"], job.paths["root"]
     assert (root / "venv" / "bin" / "grade").is_file()
 
     known = make_submission(

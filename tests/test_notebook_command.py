@@ -77,13 +77,18 @@ def test_each_answer_follows_its_statement(notebook):
         assert doc.splitlines()[-1].replace("``", "`") in statement.source
 
 
-def test_first_cell_installs_last_cell_grades_itself_with_the_html_report(notebook):
+def test_first_cell_installs_and_imports_a_check_under_each_answer_check_all_last(notebook):
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    assert code[0].source.splitlines()[-1] == "%pip install -q -c constraints.txt -e ."
-    last = code[-1].source
-    ast.parse(last)
-    assert '"grader.commands.cli", NOTEBOOK, "--html"' in last
-    assert "chapter34.ipynb" in last and "display(HTML(" in last
+    install = code[0].source.splitlines()
+    assert "%pip install -q -c constraints.txt -e ." in install
+    assert install[-1].startswith("import grader")
+    for ex in EXERCISES:  # the cell right under each answer checks it, in one line
+        i = next(k for k, c in enumerate(code) if f"exercise-{ex.id}" in c.metadata.get("tags", []))
+        assert code[i + 1].source == f'grader.check("{ex.id}")'
+        assert not code[i + 1].metadata.get("tags")
+    assert code[-1].source == "grader.check_all()"
+    assert len(code) == 1 + 2 * len(EXERCISES) + 1
+    assert not any("grader.commands.cli" in c.source or "iframe" in c.source for c in code)
 
 
 def test_the_notebook_as_handed_out_scores_zero_not_done_yet(notebook_path):
@@ -114,20 +119,27 @@ def test_never_overwrites_a_notebook_without_force(notebook_path):
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
-def test_run_in_a_kernel_the_last_cell_grades_the_saved_notebook_and_shows_the_report(
-    notebook, tmp_path
-):
+def test_run_in_a_kernel_each_check_cell_shows_its_result_and_the_last_one_all_six(notebook):
     from nbclient import NotebookClient
 
     nb = copy.deepcopy(notebook)
-    nb.cells = [c for c in nb.cells if "%pip install" not in c.source]  # installed already
-    nbformat.write(nb, str(tmp_path / "chapter34.ipynb"))  # the name the grading cell uses
-    NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    ).execute()
-    outputs = nb.cells[-1].outputs
-    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
-    assert "Score: 0/60" in printed and "not done yet" in printed
-    shown = [o.data["text/html"] for o in outputs if "text/html" in o.get("data", {})]
-    assert len(shown) == 1 and shown[0].startswith("<iframe srcdoc=")
-    assert (tmp_path / "grade-report.html").is_file()
+    install = next(c for c in nb.cells if "%pip install" in c.source)
+    install.source = "import grader"  # installed already
+    tagged_cells(nb)["4.1"].source = solution_source("4.1")  # one answered, never saved
+    NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    shown = {}
+    for cell in code:
+        if cell.source.startswith("grader.check"):
+            (result,) = [o for o in cell.outputs if o.output_type == "execute_result"]
+            assert "text/html" in result.data and "text/plain" in result.data
+            shown[cell.source] = result.data
+    assert set(shown) == {f'grader.check("{e.id}")' for e in EXERCISES} | {"grader.check_all()"}
+    for ex in EXERCISES:
+        html = shown[f'grader.check("{ex.id}")']["text/html"]
+        assert f'data-exercise="{ex.id}"' in html
+        if ex.id == "4.1":
+            assert 'data-status="passed"' in html and "10 / 10" in html
+        else:
+            assert "not done yet" in html and "0 / 10" in html
+    assert "Score: 10/60" in shown["grader.check_all()"]["text/plain"]

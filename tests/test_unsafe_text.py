@@ -40,7 +40,8 @@ from grader.result.formats import github, gradescope, junit
 from grader.result.report_html import render_html
 from grader.result.schema import SCHEMA_PATH, GradeResult
 from grader.shared.registry import BY_ID
-from grader.shared.safetext import safe_name, safe_text, safe_value
+from grader.shared.safetext import cut_note, safe_name, safe_text, safe_value
+from grader.shared.version import __version__
 
 SCHEMA = json.loads(SCHEMA_PATH.read_text())
 LIMITS = Limits(call_timeout_s=20.0, import_timeout_s=20.0, exercise_budget_s=60.0)
@@ -159,7 +160,7 @@ def graded(tmp: Path, text: str, refused: bool) -> GradeResult:
             exercises.append(grade_exercise(BY_ID[ex_id], worker, 1, 1, LIMITS))
         finally:
             worker.close()
-    return GradeResult(safe_name(text or "s"), 0.0, 30.0, grader.__version__, "t", 1, 0.1,
+    return GradeResult(safe_name(text or "s"), 0.0, 30.0, __version__, "t", 1, 0.1,
                        exercises)  # fmt: skip
 
 
@@ -281,6 +282,40 @@ def test_safe_text_is_safe_capped_and_idempotent(text, limit):
     assert_clean(safe, "safe_text")
     assert len(safe) <= limit
     assert safe_text(safe, limit) == safe
+
+
+def safe_text_by_the_letter(text: str, limit: int | None) -> str:
+    """The docstring of ``grader.shared.safetext`` applied literally, one step after another on the
+    whole text: the specification that the fast ``safe_text`` (which works on the head of a
+    long text and counts the rest) must match."""
+    if not RAW_OR_ESCAPED.search(text) and (limit is None or len(text) <= limit):
+        return text
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = re.sub(
+        ESCAPED, lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}",
+        text.replace("\r\n", "\n"),
+    )  # fmt: skip
+    if limit is not None and len(text) > limit:
+        keep = max(0, limit - len(cut_note(len(text))))
+        head = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z", "", text[:keep])
+        text = head + cut_note(len(text) - len(head))
+    return text
+
+
+ESCAPED = (
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]"
+)
+RAW_OR_ESCAPED = re.compile(ESCAPED[:-1] + "\ud800-\udfff]")
+nasty_runs = st.lists(st.sampled_from(NASTY + ["a", "\ud83d\ude00", "\r"]), max_size=400).map(
+    "".join
+)
+
+
+@given(st.text(st.characters(codec=None)) | short_texts | nasty_runs,
+       st.none() | st.integers(0, 3000))  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_safe_text_is_the_specification_to_the_letter(text, limit):
+    assert safe_text(text, limit) == safe_text_by_the_letter(text, limit)
 
 
 def test_safe_value_and_names():

@@ -160,3 +160,15 @@ def test_recv_reads_a_message_sent_in_pieces():
     os.waitpid(pid, 0)
     os.close(r)
     assert same(value, got)
+
+
+def test_ints_travel_up_to_40_digits_and_larger_ones_are_refused_both_ways():
+    largest = 10**wire.MAX_INT_DIGITS - 1
+    assert roundtrip([largest, -largest]) == [largest, -largest]
+    for n in (10**wire.MAX_INT_DIGITS, -(10**400), 10**5000):
+        with pytest.raises(wire.NotEncodable, match="cannot be checked"):
+            wire.encode({"total": n})
+    assert "an int with 401 digits" in wire.int_too_large(10**400)
+    assert "about 5,000 digits" in wire.int_too_large(10**5000)  # too long to write out
+    with pytest.raises(wire.BadMessage, match="digits"):  # a worker's own encoder: refused
+        wire.decode(payload(["l", 10**400]))

@@ -19,16 +19,17 @@ from urllib.parse import quote
 
 import jinja2
 
-import grader
 from grader.batch.compare import public_gaps
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.insight_view import failures_view, similarity_view
 from grader.batch.ledger import atomic_write
 from grader.judge.seeds import PUBLIC_SEED
 from grader.result.schema import TAMPERED
+from grader.result.template_files import templates_dir
 from grader.shared.registry import BY_ID
+from grader.shared.version import __version__
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+TEMPLATES = templates_dir()
 BINS = 10
 HIST_W, HIST_H, HIST_PAD, HIST_TOP = 520, 200, 30, 18
 RATE_W, RATE_ROW, RATE_LABEL = 260, 22, 400
@@ -173,7 +174,7 @@ def context(db: sqlite3.Connection, title: str) -> dict:
     rates = check_rates(db)
     return {
         "title": title,
-        "grader_version": meta.get("grader_version", grader.__version__),
+        "grader_version": meta.get("grader_version", __version__),
         "seed": seed_text(meta.get("seed", "")),
         "public_only": None if gaps is None else len(gaps),
         "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],

@@ -17,12 +17,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from grader.result.schema import NOT_DONE
+
 HINT = "\nHint: "
 NUMBER = re.compile(r"(?<![\w.-])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w)")
 DIMENSIONS = re.compile(r"\b\d+(?:x\d+)+\b")  # 1x1, 3x4x5 in torch's messages
 WHERE = re.compile(r" \(in [^()]*, line \d+, in [^:()]*: .*\)$")  # explain_student_error's frame
 RAISED = re.compile(r"raised (\w+(?:\.\w+)*)(?:: (.*))?$")
-NOT_DONE = "not done yet"
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """Turning one entry of DIR into a ``Submission``, or into one clear reason why it cannot be.
 
 Zips are unpacked (safely, see ``grader.batch.extract``) into a scratch folder inside OUT;
-folders and notebooks go to ``grader.intake.load.load_submission``. Reasons name the entry as
-the instructor sees it in DIR, never a scratch path.
+folders and notebooks go to ``grader.submission.load_submission``. Reasons name the entry as
+the instructor sees it in DIR, never a scratch path; reproduce snippets name it as the student
+has it (the root of their clone, or their notebook).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from grader.batch.entries import Entry
 from grader.batch.extract import extract_zip, submission_root
-from grader.intake.load import load_submission
+from grader.intake.load import in_their_clone, load_submission
 from grader.intake.submission import Submission, SubmissionError
 from grader.shared.registry import BY_ID
 
@@ -33,13 +34,14 @@ def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> S
         )
     if entry.kind != "zip":
         try:
-            return load_submission(entry.path, entry.name)
+            return load_submission(entry.path, entry.name, in_their_clone(entry.path))
         except SubmissionError as exc:
             raise SubmissionError(_relative(str(exc), {str(entry.path): entry.path.name})) from None
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         extract_zip(entry.path, scratch, max_bytes, max_files)
-        return load_submission(submission_root(scratch), entry.name)
+        root = submission_root(scratch)
+        return load_submission(root, entry.name, in_their_clone(root))
     except SubmissionError as exc:
         text = _relative(
             str(exc), {str(scratch.resolve()): entry.path.name, str(scratch): entry.path.name}

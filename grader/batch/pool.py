@@ -104,8 +104,7 @@ def grade_job(job: Job) -> Outcome:
         shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     try:
-        problems = encoding_problems(submission)
-        submission.files = {k: v for k, v in submission.files.items() if k not in problems}
+        submission.refuse(encoding_problems(submission))
         result = _grade(submission, settings)
     except Exception as exc:
         resilience.log_trace("grading the submission")
@@ -113,12 +112,7 @@ def grade_job(job: Job) -> Outcome:
     finally:
         submission.cleanup()
         shutil.rmtree(job.scratch, ignore_errors=True)
-    for ex in result.exercises:  # a file that is not text was not run: say why
-        if ex.id in problems:
-            ex.status = "error"
-            for check in ex.checks:
-                check.message = f"not graded: {problems[ex.id]}"
-    reason = "; ".join(problems.values())
+    reason = "; ".join(submission.problems.values())  # files not run (not text, links)
     status = "error" if reason else ("passed" if result.all_passed else "failed")
     return Outcome(job.entry.name, result.to_dict(), status, reason)
 

@@ -7,6 +7,8 @@ failure of the grader itself.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,8 +24,11 @@ from grader.shared import timing
 from grader.shared.errors import UsageError
 
 if TYPE_CHECKING:
+    from grader.intake.submission import Submission
     from grader.judge.launch.handle import Starter
+    from grader.judge.seeds import Seed
     from grader.protocol.limits import Limits
+    from grader.result.schema import GradeResult
 
 FORMATS = ("text", "json", "gradescope", "github", "junit")
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
@@ -54,6 +59,11 @@ def grade_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show every failure's counterexample and snippet",
     )
+    p.add_argument(
+        "--watch",
+        action="store_true",
+        help="grade, then grade again each time a graded file is saved (Ctrl-C to stop)",
+    )
     add_grading_options(p)
     return p
 
@@ -65,7 +75,8 @@ def freeze_imports() -> None:
     little garbage an import leaves costs less to keep than a full collection, 0.07 s.)"""
     import gc
 
-    gc.freeze()
+    if not gc.get_freeze_count():  # once: grade --watch grades again in the same process
+        gc.freeze()
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -86,6 +97,19 @@ def starter_from(args: argparse.Namespace) -> Starter | None:
     return chosen_starter(args.no_sandbox, args.strict_sandbox)
 
 
+def rerun_command(args: argparse.Namespace) -> str:
+    """``grade`` with what this run was given that decides its examples: the path (unless the
+    default ``.``), ``--seed`` and ``--max-examples``; the report adds ``-e ID -v``."""
+    parts = ["grade"]
+    if args.path != Path("."):
+        parts.append(shlex.quote(str(args.path)))
+    if args.seed is not None:
+        parts += ["--seed", str(args.seed)]
+    if args.max_examples is not None:
+        parts += ["--max-examples", str(args.max_examples)]
+    return " ".join(parts)
+
+
 def emit(result, args: argparse.Namespace) -> None:
     """Write the result in the requested format(s)."""
     from grader.result import report_text
@@ -97,7 +121,7 @@ def emit(result, args: argparse.Namespace) -> None:
 
         write_html(result, args.html)
     if args.format == "text":
-        report_text.write(result, sys.stdout, verbose=args.verbose)
+        report_text.write(result, sys.stdout, verbose=args.verbose, command=rerun_command(args))
     elif args.format == "json":
         sys.stdout.write(result.to_json() + "\n")
     else:
@@ -106,9 +130,9 @@ def emit(result, args: argparse.Namespace) -> None:
         formats.emit(args.format, result, sys.stdout, root=args.path)
 
 
-def run_grade(argv: list[str]) -> int:
-    args = grade_parser().parse_args(argv)
-    # Everything the user can get wrong is checked before torch is imported (a second).
+def checked(args: argparse.Namespace) -> tuple[Seed, Submission]:
+    """The seed and the submission the arguments ask for; a ``UsageError`` for anything the
+    user can get wrong, found before torch is imported (a second)."""
     from grader.judge.seeds import SeedError, for_grade
     from grader.shared import registry
 
@@ -132,14 +156,22 @@ def run_grade(argv: list[str]) -> int:
         submission = load_submission(args.path)
     except SubmissionError as exc:
         raise UsageError(str(exc)) from None
-    timing.mark("arguments")
-    from grader.judge.early import EarlyWorkers, default_starter
+    return seed, submission
 
-    # The fork server imports torch while this process does, and starts the workers (and they
-    # import the student's files) meanwhile.
-    limits = limits_from(args)
-    start = starter_from(args) or default_starter()
-    early = EarlyWorkers(submission, args.exercises, limits, start)
+
+def grade_once(
+    args: argparse.Namespace,
+    submission: Submission,
+    exercises: list[str] | None,
+    seed: Seed,
+    limits: Limits,
+    start: Starter,
+) -> GradeResult:
+    """Grade ``exercises`` of ``submission`` (then remove its temporary files); the result as
+    a student may see it. Imports torch the first time (its workers start meanwhile)."""
+    from grader.judge.early import EarlyWorkers
+
+    early = EarlyWorkers(submission, exercises, limits, start)
     try:
         try:
             import torch
@@ -156,7 +188,7 @@ def run_grade(argv: list[str]) -> int:
         timing.mark("imports")
         result = grade(
             submission,
-            args.exercises,
+            exercises,
             seed=seed.value,
             max_examples=args.max_examples,
             limits=limits,
@@ -165,19 +197,49 @@ def run_grade(argv: list[str]) -> int:
         )
     finally:
         submission.cleanup()
-    if seed.hidden:  # every output below may reach a student: CI logs, artifacts
-        result = result.with_seed_hidden()
-    timing.mark("graded")
+    # Every output may reach a student (CI logs, artifacts): the course's seed is not shown.
+    return result.with_seed_hidden() if seed.hidden else result
+
+
+def show(result: GradeResult, args: argparse.Namespace, submission: Submission) -> int:
+    """Write the result where the arguments ask; the exit status it deserves."""
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
-    timing.mark("reported")
-    timing.write()
     from grader.result.schema import grader_failed
 
     if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
         return EXIT_USAGE
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
+
+
+def run_grade(argv: list[str]) -> int:
+    args = grade_parser().parse_args(argv)
+    seed, submission = checked(args)
+    timing.mark("arguments")
+    from grader.judge.early import default_starter
+
+    # The fork server imports torch while this process does, and starts the workers (and they
+    # import the student's files) meanwhile.
+    limits = limits_from(args)
+    start = starter_from(args) or default_starter()
+    if args.watch:
+        from grader.commands.watch import watch
+
+        return watch(
+            args,
+            submission,
+            lambda sub, ids: grade_once(args, sub, ids, seed, limits, start),
+            lambda result, sub: show(result, args, sub),
+        )
+    result = grade_once(args, submission, args.exercises, seed, limits, start)
+    # The whole run's time, the interpreter's start-up and the imports included.
+    result = dataclasses.replace(result, duration_s=round(timing.since_start(), 3))
+    timing.mark("graded")
+    code = show(result, args, submission)
+    timing.mark("reported")
+    timing.write()
+    return code
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,6 +29,9 @@ source .venv/bin/activate          # Windows: .venv\\Scripts\\activate
 pip install -c constraints.txt -e .
 ```
 
+`grade` is a command of that environment: in each new terminal, activate it again (the second
+line) first, or run `python -m grader` instead of `grade`.
+
 `constraints.txt` pins the PyTorch version the grader expects. On Linux without a GPU, add
 `--extra-index-url {cpu_index}` to the `pip install` line: it
 installs the small CPU build of PyTorch instead of one with several GB of CUDA libraries.
@@ -47,6 +50,7 @@ grade -e 3.1               # one exercise (repeat -e for more)
 grade -v                   # every failure in full
 grade --html report.html   # the same report as a web page
 grade my_answers.ipynb     # a notebook (see below)
+grade --watch              # grade, then again each time you save a file (Ctrl-C to stop)
 ```
 
 `grade` never changes your files. It runs your code in separate, time- and memory-limited
@@ -101,7 +105,9 @@ If you prefer a notebook, `grade NOTEBOOK.ipynb` grades it without running it: i
 each exercise, the cell tagged `exercise-3.1` ... `exercise-4.3`, or, in an untagged notebook,
 the definitions with the exercise's names (`transfer_weights`, `GPTModel`, ...) and what they
 need (imports, your own classes). Demo code, prints, `!` and `%` lines are left out; the report
-says which cells were used. Save the notebook before grading it.
+says which cells were used. Save the notebook before grading it. Inside the notebook,
+`import grader; grader.check("3.1")` grades an exercise from the cells you have run (no save
+needed) and shows the result under the cell; `grader.check_all()` grades all six.
 
 ## Hand in
 
@@ -161,6 +167,11 @@ __pycache__/
 *.egg-info/
 .hypothesis/
 .pytest_cache/
+.ipynb_checkpoints/
+# What grade writes when asked (--html, --json, the CI formats redirected to a file)
 grade-report.html
 report.html
+result.json
+results.json
+report.xml
 """

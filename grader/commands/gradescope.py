@@ -221,7 +221,7 @@ def _failure(message: str) -> dict:
 
 def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
-    from grader.intake.load import load_submission
+    from grader.intake.load import in_their_clone, load_submission
     from grader.intake.submission import SubmissionError
     from grader.judge.engine import grade
     from grader.protocol.limits import Limits
@@ -233,7 +233,7 @@ def run_autograder(root: Path) -> int:
     settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
     try:
         path = find_submission(root / "submission")
-        submission = load_submission(path, name=path.name)
+        submission = load_submission(path, name=path.name, shown_as=in_their_clone(path))
     except (UsageError, SubmissionError) as exc:
         results.write_text(json.dumps(_failure(f"Nothing was graded: {exc}"), indent=2) + "\n")
         print(f"grade gradescope: {exc}")

@@ -1,9 +1,9 @@
 """``grade notebook OUT.ipynb``: the six exercises as one student notebook.
 
 The notebook opens with a cell that installs the exercise pack, then gives, for each exercise,
-its statement (from the stub's docstring) and an answer cell tagged ``exercise-3.1`` ...
-``exercise-4.3`` holding the stub, and ends with a cell that grades the saved notebook and
-shows the HTML report inline.
+its statement (from the stub's docstring), an answer cell tagged ``exercise-3.1`` ...
+``exercise-4.3`` holding the stub and under it a one-line cell ``grader.check("3.1")`` that
+grades what the kernel has run (``grader.nbcheck``), and ends with ``grader.check_all()``.
 """
 
 from __future__ import annotations
@@ -33,49 +33,29 @@ defines (`transfer_weights`, `make_2d_wrapper`, ...): the grader calls them.
   (tests, prints, `!` and `%` lines) is ignored. Cells that lost their tag are still found by
   the names they define.
 - `reference` holds the book's classes (`from reference import MultiHeadAttention`, ...).
-- To grade: **save the notebook**, then run the last cell. It never runs your notebook; it
-  reads the saved file.
+- To grade an exercise, run the cell under its answer (`grader.check("3.1")`): it grades
+  the cells you have run, as they ran (no need to save), in a separate process, and shows
+  the result below, with a small input that breaks each failing check, a hint and a snippet
+  that reproduces it. The last cell grades all six.
 """
 
 INSTALL = """\
 # Install the exercise pack and its grader into this kernel (once). Run the notebook from the
 # root of your copy of the course repository, or use the install line your course gives you.
 %pip install {install}
+import grader  # grader.check("3.1") under each answer grades what this kernel has run
 """
 
-GRADE_INTRO = """\
-## Grade your answers
+CHECK_CELL = 'grader.check("{id}")'
 
-Save the notebook first (Ctrl+S, or File > Save), then run the cell below. It grades the file
-on disk, prints a summary and shows the full report, with a small input that breaks each
-failing check and a snippet that reproduces it.
+ALL_INTRO = """\
+## All exercises
+
+The cell below grades all six exercises from the cells you have run, as the cell under each
+answer does for one. Your course grades the notebook you hand in, so save it when you are done.
 """
 
-GRADE_CELL = """\
-# Grade this notebook as saved on disk and show the report here.
-import html
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-from IPython.display import HTML, display
-
-candidates = [os.environ.get("JPY_SESSION_NAME"), globals().get("__vsc_ipynb_file__"), {name!r}]
-NOTEBOOK = next(p for p in candidates if p and Path(p).is_file() and p.endswith(".ipynb"))
-REPORT = Path("grade-report.html")
-proc = subprocess.run(
-    [sys.executable, "-m", "grader.commands.cli", NOTEBOOK, "--html", str(REPORT)],
-    capture_output=True, text=True,
-)
-print(proc.stdout)
-if proc.returncode == 2:  # the grader could not read the notebook
-    print(proc.stderr)
-if REPORT.is_file():
-    page = html.escape(REPORT.read_text(encoding="utf-8"))
-    display(HTML(f'<iframe srcdoc="{{page}}" style="width:100%;height:720px;border:1px solid #ccc">'
-                 "</iframe>"))
-"""
+ALL_CELL = "grader.check_all()"
 
 
 def stubs_folder() -> Path:
@@ -125,7 +105,7 @@ def answer_cell(exercise: Exercise, code: str) -> str:
     return header + code
 
 
-def build(out: Path, install: str = DEFAULT_INSTALL, stubs: Path | None = None):
+def build(install: str = DEFAULT_INSTALL, stubs: Path | None = None):
     """The student notebook as an ``nbformat`` node (written by ``main``)."""
     from nbformat import v4
 
@@ -145,8 +125,9 @@ def build(out: Path, install: str = DEFAULT_INSTALL, stubs: Path | None = None):
         cell = v4.new_code_cell(answer_cell(ex, code).strip("\n"))
         cell.metadata["tags"] = [f"{TAG_PREFIX}{ex.id}"]
         nb.cells.append(cell)
-    nb.cells.append(v4.new_markdown_cell(GRADE_INTRO))
-    nb.cells.append(v4.new_code_cell(GRADE_CELL.format(name=out.name).strip("\n")))
+        nb.cells.append(v4.new_code_cell(CHECK_CELL.format(id=ex.id)))
+    nb.cells.append(v4.new_markdown_cell(ALL_INTRO))
+    nb.cells.append(v4.new_code_cell(ALL_CELL))
     return nb
 
 
@@ -154,7 +135,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="grade notebook",
         description="Write the six exercises as one student notebook (statements, tagged "
-        "answer cells holding the stubs, an install cell and a grading cell).",
+        "answer cells holding the stubs, each followed by a cell that checks it, an install "
+        "cell and a cell that checks all six).",
     )
     p.add_argument("out", type=Path, help="the notebook to write (.ipynb)")
     p.add_argument(
@@ -176,7 +158,7 @@ def main(argv: list[str]) -> int:
         raise UsageError(f"{out}: the notebook's name must end in .ipynb")
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists (it may hold someone's answers); add --force to replace it")
-    nb = build(out, args.install)
+    nb = build(args.install)
     nbformat.validate(nb)
     out.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, str(out))

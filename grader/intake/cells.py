@@ -85,7 +85,7 @@ def read_cells(path: Path) -> list[Cell]:
         if isinstance(source, list):
             source = "".join(source)
         tags = cell.get("metadata", {}).get("tags", []) or []
-        out.append(_python_cell(i, cell.get("execution_count"), tuple(map(str, tags)), source))
+        out.append(python_cell(i, cell.get("execution_count"), tuple(map(str, tags)), source))
     return out
 
 
@@ -123,7 +123,7 @@ def strip_magics(source: str) -> tuple[str, int]:
     return "\n".join(out) + "\n", dropped
 
 
-def _python_cell(index: int, count, tags: tuple[str, ...], source: str) -> Cell:
+def python_cell(index: int, count, tags: tuple[str, ...], source: str) -> Cell:
     try:
         ast.parse(source)
         return Cell(index, count, tags, source)

@@ -3,18 +3,45 @@ folder, or a notebook (``.ipynb``, turned into exercise files by ``grader.intake
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from grader.intake.submission import Submission, SubmissionError
 from grader.shared.registry import EXERCISES
 
 
-def _files_in(folder: Path) -> dict[str, Path]:
-    return {e.id: folder / e.filename for e in EXERCISES if (folder / e.filename).is_file()}
+def _files_in(folder: Path, shown: str) -> tuple[dict[str, Path], dict[str, str]]:
+    """The exercise files in ``folder`` and, apart, those that are symbolic links (the workers
+    read a submission's files without following links: a link would be a missing file there).
+    ``shown`` is how the student sees the folder (``exercises/`` or nothing)."""
+    files, links = {}, {}
+    for e in EXERCISES:
+        path = folder / e.filename
+        if path.is_symlink():
+            links[e.id] = f"{shown}{e.filename} is a symbolic link: submit the file itself"
+        elif path.is_file():
+            files[e.id] = path
+    return files, links
 
 
-def load_submission(path: Path, name: str | None = None) -> Submission:
-    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable."""
+def shown_path(path: Path) -> str:
+    """``path`` as a snippet names it: relative to the working directory (where the student
+    ran ``grade`` and pastes the snippet), ``/``-separated; absolute on another drive."""
+    try:
+        return Path(os.path.relpath(path)).as_posix()
+    except ValueError:  # another drive on Windows
+        return str(Path(path).resolve())
+
+
+def in_their_clone(path: Path) -> str:
+    """How the student names a submission graded elsewhere (a batch, Gradescope): the root of
+    their clone, or the notebook's name."""
+    return Path(path).name if Path(path).suffix == ".ipynb" else "."
+
+
+def load_submission(path: Path, name: str | None = None, shown_as: str | None = None) -> Submission:
+    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable.
+    Snippets name it ``shown_as`` (default: its path from the working directory)."""
     path = Path(path)
     if not path.exists():
         raise SubmissionError(f"{path}: no such file or folder")
@@ -22,7 +49,9 @@ def load_submission(path: Path, name: str | None = None) -> Submission:
         if path.suffix == ".ipynb":
             from grader.intake.notebook import notebook_submission
 
-            return notebook_submission(path, name)
+            submission = notebook_submission(path, name)
+            submission.shown_as = shown_as or shown_path(path)
+            return submission
         if path.suffix == ".zip":
             raise SubmissionError(
                 f"{path}: grade a zip with 'grade batch', or unzip it and grade the folder"
@@ -34,12 +63,14 @@ def load_submission(path: Path, name: str | None = None) -> Submission:
                 f"{path}: not a submission (expected a folder with exercises/, or a .ipynb)"
             )
     name = name or path.resolve().name
+    shown_as = shown_as or shown_path(path)
     if (path / "exercises").is_dir():
-        return Submission(name, path.resolve(), _files_in((path / "exercises").resolve()))
-    loose = _files_in(path.resolve())
-    if loose:
+        files, links = _files_in((path / "exercises").resolve(), "exercises/")
+        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
+    files, links = _files_in(path.resolve(), "")
+    if files or links:
         # The six files handed in without their folder (as Gradescope uploads them).
-        return Submission(name, path.resolve(), loose)
+        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
     raise SubmissionError(
         f"{path}: no exercises/ folder and none of the exercise files "
         "(ex3_1_weight_transfer.py, ...)"

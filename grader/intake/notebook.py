@@ -30,7 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.intake.cells import CONTRACT, TAG_PREFIX, Cell, read_cells
+from grader.intake.cells import CONTRACT, TAG_PREFIX, Cell, python_cell, read_cells
 from grader.intake.submission import Submission
 from grader.shared.registry import EXERCISES
 
@@ -296,16 +296,29 @@ def _render(notebook: str, exercise_id: str, chosen: list[Statement]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _cells_text(cells: list[Cell]) -> str:
+def _cells_text(cells: list[Cell], ran: bool) -> str:
+    if ran:  # a kernel's inputs: what the notebook shows beside them
+        return ", ".join(f"In [{c.execution_count}]" for c in cells)
     numbers = ", ".join(str(c.index) for c in cells)
     return f"cell {numbers}" if len(cells) == 1 else f"cells {numbers}"
+
+
+def history_cells(inputs: list[str]) -> list[Cell]:
+    """The inputs a kernel ran (IPython's raw input history, ``inputs[n]`` run as ``In [n]``;
+    ``inputs[0]`` is IPython's empty placeholder) as untagged cells, in the order run."""
+    return [python_cell(n, n, (), src) for n, src in enumerate(inputs) if n and src.strip()]
 
 
 def notebook_submission(path: Path, name: str | None = None) -> Submission:
     """A submission whose ``root`` holds ``exercises/``, one file per exercise found in the
     notebook at ``path``; raises ``SubmissionError`` for a corrupt or non-notebook file."""
     path = Path(path)
-    cells = read_cells(path)
+    return cells_submission(read_cells(path), name or path.name, path.name)
+
+
+def cells_submission(cells: list[Cell], name: str, notebook: str, ran: bool = False) -> Submission:
+    """The submission taken from ``cells`` of ``notebook`` (a notebook's cells, or with ``ran``
+    the inputs a kernel ran, from ``history_cells``: then the notes name them ``In [n]``)."""
     stmts = statements(cells)
     tmp = tempfile.TemporaryDirectory(prefix="notebook-")
     folder = Path(tmp.name) / "exercises"
@@ -332,9 +345,10 @@ def notebook_submission(path: Path, name: str | None = None) -> Submission:
             continue
         if not found:
             wanted = ", ".join(CONTRACT[ex.id])
-            notes.append(f"{ex.id}: no definition of {wanted} found in the notebook")
+            where = "the cells run so far" if ran else "the notebook"
+            notes.append(f"{ex.id}: no definition of {wanted} found in {where}")
             continue
-        target.write_text(_render(path.name, ex.id, chosen), encoding="utf-8")
+        target.write_text(_render(notebook, ex.id, chosen), encoding="utf-8")
         files[ex.id] = target
         used = sorted({st.cell.index: st.cell for st in chosen}.values(), key=lambda c: c.index)
         how = (
@@ -344,7 +358,8 @@ def notebook_submission(path: Path, name: str | None = None) -> Submission:
         )
         missing = [n for n in CONTRACT[ex.id] if n not in found]
         extra = f"; {', '.join(missing)} not found" if missing else ""
-        notes.append(f"{ex.id}: graded from {_cells_text(used)} ({how}){extra}")
+        how = "" if ran else f" ({how})"
+        notes.append(f"{ex.id}: graded from {_cells_text(used, ran)}{how}{extra}")
     for cell in broken:
         if not any(cell.label in n for n in notes):
             notes.append(f"{cell.label} is not valid Python ({cell.error}) and was skipped")
@@ -352,7 +367,7 @@ def notebook_submission(path: Path, name: str | None = None) -> Submission:
     if dropped:
         notes.append(f"{dropped} shell (!), magic (%) or help (?) line(s) were left out")
     return Submission(
-        name=name or path.name,
+        name=name,
         root=Path(tmp.name),
         files=files,
         notes=notes,

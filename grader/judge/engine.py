@@ -15,9 +15,8 @@ from pathlib import Path
 
 import torch
 
-import grader
 from grader.intake.submission import Submission
-from grader.judge import parallel
+from grader.judge import parallel, snippets
 from grader.judge.early import EarlyWorkers, default_starter
 from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
 from grader.judge.properties import DEFAULT_SEED, explain_student_error, run_check
@@ -33,6 +32,7 @@ from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select
+from grader.shared.version import __version__
 
 
 def _import_failure(info: dict) -> str:
@@ -154,15 +154,22 @@ def grade(
             check_points,
             processes or parallel.processes(),
         )
+        results = [  # a file set aside (a symbolic link, not text): an error that says why
+            unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
+            if (reason := submission.problems.get(ex.id)) is not None
+            else r
+            for ex, r in zip(exercises, results, strict=True)
+        ]
     finally:
         for w in workers.values():
             w.close()
         shutil.rmtree(scratch, ignore_errors=True)
+    snippets.point_at(results, submission.shown_as)
     return GradeResult(
         submission=submission.name,
         score=round(sum(r.score for r in results), 6),
         max_score=sum(r.max_score for r in results),
-        grader_version=grader.__version__,
+        grader_version=__version__,
         torch_version=torch.__version__,
         seed=seed,
         duration_s=round(time.monotonic() - began, 3),

@@ -6,6 +6,7 @@ outcome into a ``CheckResult`` carrying the shrunk counterexample and a reproduc
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,9 @@ from hypothesis import example as hypothesis_example
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
+from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.result.schema import GRADER_FAILED, TAMPERED, CheckResult
+from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
 
 DEFAULT_SEED = 20241
 
@@ -44,7 +46,12 @@ _make_generation_deterministic()
 
 
 class CheckFailed(AssertionError):
-    """The student's answer is wrong on this example; ``message`` says how, in plain words."""
+    """The student's answer is wrong on this example; the message says how, in plain words,
+    and ``kind`` what kind of failure it is (``grader.hints``), which chooses the hint."""
+
+    def __init__(self, message: str, kind: str = hints.WRONG):
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,11 @@ class Check:
 
     ``run(worker, example)`` raises ``CheckFailed`` (or lets a ``StudentError`` through) when the
     answer is wrong on ``example``; ``reproduce(example)`` returns Python source that shows the
-    failure in the student's clone; ``counterexample(example)`` its JSON-able description.
+    failure in the student's clone (importing the student's names with ``from exercises.<module>
+    import ...``, which ``grader.snippets`` points at the graded file); ``counterexample(example)``
+    its JSON-able description.
+    ``hint`` is the check's own hint, for the kinds of failure in ``hint_kinds``; for others
+    ``grader.hints`` gives a hint that depends on the kind alone, or none.
     """
 
     name: str
@@ -65,6 +76,7 @@ class Check:
     counterexample: Callable[[Any], Any] | None = None
     max_examples: int = 20
     examples: tuple[Any, ...] = ()  # always tried first (e.g. the book's own case)
+    hint_kinds: tuple[str, ...] = hints.OWN_KINDS
 
 
 def seed_torch(seed: int) -> None:
@@ -78,13 +90,36 @@ def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
     return zlib.crc32(f"{seed}/{exercise_id}/{check_name}".encode())
 
 
+_STUB_SAYS = re.compile(r"^\s*(?:exercise\s+[\d.]+\s+is\s+)?not done yet\s*[:.,-]?\s*", re.I)
+
+
+def is_stub(info: dict) -> bool:
+    """Whether the student's code raised ``NotImplementedError`` itself (``raise
+    NotImplementedError(...)`` on the line the traceback ends at in their file: a stub, or a part
+    not written yet), rather than a library call it made (an operation PyTorch lacks): only the
+    former is "not done yet"."""
+    frames = info.get("frames") or []
+    return (
+        info.get("type") == "NotImplementedError"
+        and bool(frames)
+        and "NotImplementedError" in str(frames[-1].get("code", ""))
+    )
+
+
+def not_done_text(text: str) -> str:
+    """The message of an unwritten answer: ``not done yet: `` and what the stub says to do
+    (its own "Exercise 3.1 is not done yet: " left out)."""
+    text = _STUB_SAYS.sub("", text)
+    return f"{NOT_DONE}: {text}" if text else f"{NOT_DONE} (NotImplementedError)"
+
+
 def explain_student_error(info: dict) -> str:
     """One readable paragraph for an exception raised in student code."""
     kind, text = info.get("type", "Exception"), info.get("message", "")
     if info.get("refused") and not text.startswith((TAMPERED, GRADER_FAILED)):
         return text  # the grader refused a value: the message says what came back, and why
-    if kind == "NotImplementedError":
-        return f"not done yet: {text}" if text else "not done yet (NotImplementedError)"
+    if is_stub(info):
+        return not_done_text(text)
     where = ""
     frames = info.get("frames") or []
     if frames:
@@ -102,6 +137,12 @@ class NotDone(BaseException):  # noqa: N818 - an event, like WorkerLost
         self.info = info
 
 
+def not_done(what: str) -> NotDone:
+    """The event for an answer that still holds the stub's placeholder (an empty config dict):
+    not a wrong answer, an unfinished one. ``what`` says which placeholder."""
+    return NotDone({"type": "NotImplementedError", "message": what})
+
+
 def run_check(
     check: Check, worker: WorkerHandle, exercise_id: str, seed: int, max_examples: int | None
 ) -> CheckResult:
@@ -112,7 +153,7 @@ def run_check(
         try:
             check.run(worker, example)
         except StudentError as exc:
-            if exc.info.get("type") == "NotImplementedError":
+            if is_stub(exc.info):
                 raise NotDone(exc.info) from None
             raise
 
@@ -131,14 +172,15 @@ def run_check(
         phases=[Phase.explicit, Phase.generate, Phase.shrink],
     )(hypothesis_seed(check_seed(seed, exercise_id, check.name))(given(check.strategy)(prop)))
 
-    def failed(message: str) -> CheckResult:
+    def failed(message: str, kind: str) -> CheckResult:
         example = last.get("example")
+        hint = hints.choose(kind, message, check.hint, check.hint_kinds)
         return CheckResult(
             name=check.name,
             points=0.0,
             max_points=check.points,
             passed=False,
-            message=f"{message}\nHint: {check.hint}",
+            message=f"{message}\nHint: {hint}" if hint else message,
             counterexample=_jsonable(
                 check.counterexample(example) if check.counterexample else example
             ),
@@ -149,9 +191,11 @@ def run_check(
         with torch.no_grad():
             prop()
     except CheckFailed as exc:
-        return failed(str(exc))
-    except (StudentError, NotDone) as exc:
-        return failed(explain_student_error(exc.info))
+        return failed(str(exc), exc.kind)
+    except NotDone as exc:
+        return failed(not_done_text(exc.info.get("message", "")), hints.NOT_DONE)
+    except StudentError as exc:
+        return failed(explain_student_error(exc.info), hints.raised(exc.info))
     return CheckResult(check.name, check.points, check.points, True, "passed")
 
 
@@ -195,7 +239,23 @@ class _print_options:
 
 def expect_tensor(value: Any, what: str) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
-        raise CheckFailed(f"{what} should be a tensor, but it is {type(value).__name__}")
+        raise CheckFailed(
+            f"{what} should be a tensor, but it is {type(value).__name__}",
+            hints.returned(type(value).__name__),
+        )
+    return value
+
+
+def filled_dict(value: Any, name: str) -> dict:
+    """``value``, the student's ``name``, which must be a dict and no longer the stub's empty
+    placeholder (that is "not done yet", not a wrong answer)."""
+    if not isinstance(value, dict):
+        raise CheckFailed(
+            f"{name} should be a dict, but it is a {type(value).__name__}",
+            hints.returned(type(value).__name__),
+        )
+    if not value:
+        raise not_done(f"{name} is still empty{STUB_PLACEHOLDER}")
     return value
 
 
@@ -204,7 +264,8 @@ def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
     actual = expect_tensor(actual, what)
     if tuple(actual.shape) != tuple(expected.shape):
         raise CheckFailed(
-            f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
+            f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
+            hints.SHAPE,
         )
     if actual.dtype != expected.dtype:
         actual = actual.to(expected.dtype)
@@ -214,5 +275,6 @@ def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
         raise CheckFailed(
             f"{what} differs from the expected values (largest difference "
             f"{diff.max().item():.4g}).\nExpected: {tensor_text(expected)}\n"
-            f"Got:      {tensor_text(actual)}"
+            f"Got:      {tensor_text(actual)}",
+            hints.VALUES,
         )

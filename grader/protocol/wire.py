@@ -29,6 +29,10 @@ _DOC = struct.Struct("!I")  # the JSON document's length, at the start of the pa
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
 ALIGN = 64  # every tensor's bytes start on this boundary of the payload
+# Ints travel up to this many digits (a parameter count of any model has fewer than 20): a
+# larger one is no answer to check, and JSON would refuse one of over 4,300 digits anyway.
+MAX_INT_DIGITS = 40
+_INT_BOUND = 10**MAX_INT_DIGITS
 
 _DTYPE_NAMES = (
     "float32",
@@ -76,11 +80,26 @@ class NotEncodable(TypeError):
     """A value that is not plain data and tensors (said in plain words)."""
 
 
+def int_too_large(n: int) -> str | None:
+    """Why int ``n`` cannot be checked ("an int with 401 digits; ..."), or None if it can."""
+    if -_INT_BOUND < n < _INT_BOUND:
+        return None
+    bits = abs(n).bit_length()
+    # Python refuses to write an int of over 4,300 digits as text: estimate those.
+    digits = f"{len(str(abs(n))):,}" if bits <= 14_000 else f"about {int(bits * 0.30103):,}"
+    return (
+        f"an int with {digits} digits; an int that large cannot be checked "
+        f"(the grader takes ints of up to {MAX_INT_DIGITS} digits)"
+    )
+
+
 # --- encoding ---------------------------------------------------------------------------------
 
 
 def _tree(obj: Any, blobs: list, offset: list[int], depth: int) -> Any:
     kind = type(obj)
+    if kind is int and (too_large := int_too_large(obj)) is not None:
+        raise NotEncodable(too_large)
     if obj is None or kind is bool or kind is int or kind is str:
         return obj
     if kind is float:
@@ -148,6 +167,8 @@ def _untree(node: Any, blob: memoryview, depth: int) -> Any:
     if not isinstance(node, list):
         if isinstance(node, dict):
             raise BadMessage("an untagged object")
+        if type(node) is int and not -_INT_BOUND < node < _INT_BOUND:
+            raise BadMessage(f"an int of more than {MAX_INT_DIGITS} digits")
         return node
     if depth > MAX_DEPTH or not node or not isinstance(node[0], str):
         raise BadMessage("a malformed value")

@@ -15,7 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.result.schema import CheckResult, ExerciseResult, is_tampered
+from grader.result.schema import (
+    NOT_DONE,
+    STUB_PLACEHOLDER,
+    CheckResult,
+    ExerciseResult,
+    is_tampered,
+)
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.safetext import safe_text
 
@@ -74,11 +80,43 @@ def is_unrun(check: CheckResult) -> bool:
     return not check.passed and check.message.startswith(NOT_RUN)
 
 
+def is_not_done(check: CheckResult) -> bool:
+    """A check that failed because the answer is not written yet (a stub)."""
+    return not check.passed and check.message.startswith(NOT_DONE)
+
+
+def not_done(exercise: ExerciseResult) -> tuple[str, int] | None:
+    """What the exercise's unfinished checks say, once, and how many they are: the first line
+    of their most common message, a stub's own ``NotImplementedError`` text (which says what
+    to write) before an empty placeholder's; None when every answer is written."""
+    texts = [
+        parse_message(c.message).text.partition("\n")[0] for c in exercise.checks if is_not_done(c)
+    ]
+    if not texts:
+        return None
+    best = max(texts, key=lambda t: (not t.endswith(STUB_PLACEHOLDER), texts.count(t)))
+    return best, len(texts)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 check``, ``2 checks``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def count_of(n: int, total: int, noun: str) -> str:
+    """``0 of 1 exercise``, ``2 of 6 exercises``."""
+    return f"{n} of {plural(total, noun)}"
+
+
 def shared_problem(exercise: ExerciseResult) -> str | None:
     """The one message every check of the exercise carries (a missing file, an import that
-    failed), or None when the checks say different things."""
+    failed), or None when the checks say different things or any of them has an input that
+    shows the problem (the same error in every check still has its counterexample, hint and
+    snippet to show)."""
     messages = {c.message for c in exercise.checks}
     if exercise.status == "passed" or len(messages) != 1 or any(c.passed for c in exercise.checks):
+        return None
+    if any(c.counterexample is not None or c.reproduce for c in exercise.checks):
         return None
     return messages.pop()
 

@@ -11,11 +11,13 @@ from typing import Any
 
 import jinja2
 
-import grader
 from grader.result.common import (
     Message,
     clip,
+    count_of,
+    is_not_done,
     is_unrun,
+    not_done,
     parse_message,
     percent,
     points,
@@ -26,8 +28,9 @@ from grader.result.common import (
     visible,
 )
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
+from grader.result.template_files import templates_dir
 
-TEMPLATES = Path(grader.__file__).resolve().parent.parent / "templates"
+TEMPLATES = templates_dir()
 TEMPLATE = "report.html.j2"
 LONG_VALUE = 60  # characters beyond which a counterexample value gets a block of its own
 
@@ -57,9 +60,11 @@ class ExerciseView:
     max_score: str
     percent: float
     problem: Message | None
+    not_done: str | None = None  # what the unwritten answers say, once
     failed: list[CheckView] = field(default_factory=list)
     repeats: list[CheckView] = field(default_factory=list)  # fail with a message shown above
     unrun: list[CheckView] = field(default_factory=list)
+    unfinished: list[CheckView] = field(default_factory=list)  # not done yet
     passed: list[CheckView] = field(default_factory=list)
 
 
@@ -84,7 +89,8 @@ def _check_view(anchor: str, i: int, check: CheckResult) -> CheckView:
 
 def _exercise_view(ex: ExerciseResult) -> ExerciseView:
     anchor = "ex-" + ex.id.replace(".", "-")
-    problem = shared_problem(ex)
+    unfinished = not_done(ex)
+    problem = shared_problem(ex) if unfinished is None else None
     view = ExerciseView(
         id=ex.id,
         anchor=anchor,
@@ -96,6 +102,7 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         max_score=points(ex.max_score),
         percent=_percent(ex.score, ex.max_score),
         problem=None if problem is None else _clipped(parse_message(problem)),
+        not_done=None if unfinished is None else visible(clip(unfinished[0])),
     )
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)
@@ -103,6 +110,8 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
             view.passed.append(c)
         elif problem is not None or c.unrun:
             view.unrun.append(c)
+        elif is_not_done(check):
+            view.unfinished.append(c)
         elif any(f.message.text == c.message.text for f in view.failed):
             view.repeats.append(c)
         else:
@@ -138,9 +147,10 @@ def context(result: GradeResult, generated: datetime | None = None) -> dict:
         "percent_text": f"{percent(result.score, result.max_score)}%",
         "all_passed": result.all_passed,
         "exercises": [_exercise_view(ex) for ex in result.exercises],
-        "n_exercises_passed": sum(ex.status == "passed" for ex in result.exercises),
-        "n_checks": len(checks),
-        "n_checks_passed": sum(c.passed for c in checks),
+        "exercises_passed": count_of(
+            sum(ex.status == "passed" for ex in result.exercises), len(result.exercises), "exercise"
+        ),
+        "checks_passed": count_of(sum(c.passed for c in checks), len(checks), "check"),
         "generated": generated.strftime("%Y-%m-%d %H:%M %Z").strip(),
         "generated_iso": generated.isoformat(timespec="seconds"),
         "long_value": LONG_VALUE,

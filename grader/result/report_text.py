@@ -2,9 +2,10 @@
 summary line.
 
 Kept to about a screenful for a typical failing submission: each exercise's first failure in
-full (message, expected/got, counterexample, hint), its other failures on a line or two, and
-the snippet that reproduces the first failure; ``verbose`` adds every failure's details and
-snippets. Colour only on a terminal, never when ``NO_COLOR`` is set.
+full (message, expected/got, counterexample, hint), its other failures in a few lines, what is
+not done yet in one line, and the snippet that reproduces the first failure; ``verbose`` adds
+every failure's details and snippets. The footer names the command that shows what was left
+out. Colour only on a terminal, never when ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from typing import TextIO
 from grader.result.common import (
     STATUS_LABEL,
     clip,
+    count_of,
     example_text,
+    is_not_done,
     is_unrun,
     labelled,
+    not_done,
     parse_message,
     percent,
+    plural,
     points,
     shared_problem,
     status_label,
@@ -43,12 +48,11 @@ ICONS = {"passed": "✓", "failed": "✗", "error": "!", "timeout": "⏱", "miss
 ASCII_ICONS = {"passed": "+", "failed": "x", "error": "!", "timeout": "T", "missing": "-"}
 BAR_WIDTH = 10
 MAX_WIDTH = 100
-BRIEF_LINES = 1  # lines of message shown for the further failures of an exercise
+BRIEF_LINES = 3  # lines of message shown for the further failures of an exercise
 EXAMPLE_CHARS = 600  # of a counterexample shown without -v
 SNIPPET_LINES = 20  # the first failure's snippet is shown without -v up to this length
 MESSAGE_LINES = 8  # lines of a first failure's message shown without -v
 SAME = "  (fails the same way)"
-NOT_DONE = "not done yet"
 
 
 def visible_len(text: str) -> int:
@@ -79,12 +83,27 @@ def width_of(stream: TextIO) -> int:
 
 
 class _Style:
-    def __init__(self, colour: bool, unicode: bool, width: int):
+    def __init__(self, colour: bool, unicode: bool, width: int, command: str = "grade"):
         self.colour, self.unicode, self.width = colour, unicode, width
+        self.command = command  # what runs this grade again (path, seed): for the footer
         self.icons = ICONS if unicode else ASCII_ICONS
         self.dot = "·" if unicode else "-"
         self.rule = "─" if unicode else "-"
+        self.ellipsis = "…" if unicode else "..."
         self.snippet_due = True  # the first failure's snippet is shown even without -v
+        self.hidden: list[str] = []  # exercises with details shown only with -v
+
+    def hide(self, exercise_id: str) -> None:
+        """Note that some detail of ``exercise_id`` was left out (``-e ID -v`` shows it)."""
+        if exercise_id not in self.hidden:
+            self.hidden.append(exercise_id)
+
+    def one_line(self, text: str, indent: int) -> str:
+        """The first line of ``text`` under ``indent`` spaces, cut to the width."""
+        line = " " * indent + text.partition("\n")[0]
+        if len(line) <= self.width:
+            return line
+        return line[: self.width - len(self.ellipsis)].rstrip() + self.ellipsis
 
     def paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
@@ -144,19 +163,20 @@ def _check_lines(
         body = st.wrap(msg.text, 6)
         if len(body) > BRIEF_LINES:
             body = body[:BRIEF_LINES]
-            body[-1] = body[-1][: st.width - 1].rstrip() + "…"
+            body[-1] = body[-1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis
+        if msg.expected or msg.hint or check.counterexample is not None or check.reproduce:
+            st.hide(ex_id)
         return lines + body
-    lines += _body(msg.text, 6, verbose, st)
-    if msg.text.startswith(NOT_DONE) and not verbose:  # a stub: nothing to explain yet
-        return lines
+    lines += _body(ex_id, msg.text, 6, verbose, st)
     if msg.expected or msg.got:
         lines += ["      " + labelled("Expected: ", msg.expected).replace("\n", "\n      ")]
         lines += ["      " + labelled("Got:      ", msg.got).replace("\n", "\n      ")]
     if check.counterexample is not None:
         example = visible(example_text(check.counterexample))
-        lines += st.wrap(
-            example if verbose else clip(example, EXAMPLE_CHARS), 6, "Counterexample: "
-        )
+        if not verbose and len(example) > EXAMPLE_CHARS:
+            example = clip(example, EXAMPLE_CHARS)
+            st.hide(ex_id)
+        lines += st.wrap(example, 6, "Counterexample: ")
     if msg.hint:
         lines += [st.paint(line, "36") for line in st.wrap(msg.hint, 6, "Hint: ")]
     if msg.printed:
@@ -169,18 +189,27 @@ def _check_lines(
             lines += [("        " + line).rstrip() for line in snippet]
         else:
             lines.append(
-                f"      Reproduce it: grade -v -e {ex_id} prints a {len(snippet)}-line snippet"
+                f"      Reproduce it: {_rerun(st, ex_id)} prints a {len(snippet)}-line snippet"
             )
+            st.hide(ex_id)
         st.snippet_due = False
+    elif check.reproduce:
+        st.hide(ex_id)
     return lines
 
 
-def _body(text: str, indent: int, verbose: bool, st: _Style) -> list[str]:
+def _rerun(st: _Style, exercise_id: str) -> str:
+    """The command that shows one exercise in full: ``grade [PATH] -e 3.1 -v``."""
+    return f"{st.command} -e {exercise_id} -v"
+
+
+def _body(ex_id: str, text: str, indent: int, verbose: bool, st: _Style) -> list[str]:
     """A message wrapped under ``indent``, cut to a few lines unless ``verbose``."""
     lines = st.wrap(text, indent)
     if len(lines) > MESSAGE_LINES and not verbose:
         more = len(lines) - MESSAGE_LINES
         lines = [*lines[:MESSAGE_LINES], " " * indent + f"… ({more} more lines with -v)"]
+        st.hide(ex_id)
     return lines
 
 
@@ -197,22 +226,21 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
     title = f" {ex.id} {ex.title}  ({points(ex.score)}/{points(ex.max_score)}) "
     rule = st.rule * 2 + title + st.rule * max(2, st.width - len(title) - 2)
     lines = [st.paint(rule, "1")]
+    unfinished = not_done(ex)
     problem = shared_problem(ex)
-    if problem is not None:  # a missing file or an import that failed: say it once
+    if problem is not None and unfinished is None:  # a missing file, a failed import: once
         msg = parse_message(visible(clip(problem)))
-        lines += _body(msg.text, 2, verbose, st)
+        lines += _body(ex.id, msg.text, 2, verbose, st)
         if msg.hint:
             lines += st.wrap(msg.hint, 2, "Hint: ")
         return lines
     failed = [c for c in ex.checks if not c.passed]
     unrun = [c for c in failed if is_unrun(c)]
-    shown = [c for c in failed if not is_unrun(c)]
+    shown = [c for c in failed if not is_unrun(c) and not is_not_done(c)]
     pts_w = max((len(f"{points(c.points)}/{points(c.max_points)}") for c in shown), default=0)
     seen: set[str] = set()
     for i, check in enumerate(shown):
         text = parse_message(visible(check.message)).text
-        if text.startswith(NOT_DONE):  # unfinished functions of one file: one reason
-            text = NOT_DONE
         if text in seen and not verbose:
             head = _check_head(check, st, pts_w)
             if visible_len(head[-1]) + len(SAME) <= st.width:
@@ -220,12 +248,18 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
             else:
                 head.append(" " * 6 + SAME.strip())
             lines += head
+            if check.counterexample is not None or check.reproduce:
+                st.hide(ex.id)
             continue
         seen.add(text)
         lines += _check_lines(ex.id, check, verbose or i == 0, verbose, st, pts_w)
+    if unfinished is not None:  # unwritten answers: one line, with or without -v
+        text, n = unfinished
+        lead = f"{plural(n, 'more check')} " if shown else ""
+        lines.append(st.one_line(lead + visible(text), 2))
     if unrun:
         reason = unrun[0].message[len("not run:") :].strip()
-        lines += st.wrap(f"{len(unrun)} more check(s) not run: {reason}", 2)
+        lines += st.wrap(f"{plural(len(unrun), 'more check')} not run: {reason}", 2)
     return lines
 
 
@@ -234,10 +268,11 @@ def _summary(result: GradeResult, st: _Style) -> str:
     n_passed = sum(ex.status == "passed" for ex in result.exercises)
     share = f" ({percent(result.score, result.max_score)}%)" if result.max_score else ""
     total = f"Score: {points(result.score)}/{points(result.max_score)}{share}"
+    exercises = count_of(n_passed, len(result.exercises), "exercise")
+    passed = count_of(sum(c.passed for c in checks), len(checks), "check")
     return (
-        f"{st.paint(total, '1;32' if result.all_passed else '1')}  {st.dot}  {n_passed} of "
-        f"{len(result.exercises)} exercises passed  {st.dot}  {sum(c.passed for c in checks)} "
-        f"of {len(checks)} checks passed  {st.dot}  {result.duration_s:.1f} s"
+        f"{st.paint(total, '1;32' if result.all_passed else '1')}  {st.dot}  {exercises} passed"
+        f"  {st.dot}  {passed} passed  {st.dot}  {result.duration_s:.1f} s"
     )
 
 
@@ -261,9 +296,11 @@ def render(
     verbose: bool = False,
     unicode: bool = True,
     width: int = MAX_WIDTH,
+    command: str = "grade",
 ) -> str:
-    """The whole terminal report."""
-    st = _Style(colour, unicode, width)
+    """The whole terminal report; ``command`` runs the same grade again (``grade PATH``, with
+    ``--seed`` when not the default), for the footer's suggestions."""
+    st = _Style(colour, unicode, width, command)
     lines = [_header(result, st), "", *_table(result, st)]
     failing = [ex for ex in result.exercises if ex.status != "passed"]
     if failing:
@@ -271,20 +308,21 @@ def render(
     for ex in failing:
         lines += _exercise_lines(ex, verbose, st)
     lines += ["", _summary(result, st)]
-    details_hidden = not verbose and any(
-        not c.passed and (c.reproduce or c.counterexample is not None)
-        for ex in result.exercises
-        for c in ex.checks
-    )
-    if details_hidden:
+    if st.hidden and not verbose:
+        first = st.hidden[0]
         lines.append(
-            "More: grade -v (every failure in full, with a snippet that reproduces it)  "
-            f"{st.dot}  grade --html FILE"
+            f"More: {_rerun(st, first)} (all of {first}, with snippets)  {st.dot}  "
+            f"{command} --html FILE"
         )
     return "\n".join(lines) + "\n"
 
 
-def write(result: GradeResult, stream: TextIO = sys.stdout, verbose: bool = False) -> None:
+def write(
+    result: GradeResult,
+    stream: TextIO = sys.stdout,
+    verbose: bool = False,
+    command: str = "grade",
+) -> None:
     """The report on ``stream``, coloured and drawn as that stream allows."""
     unicode = use_unicode(stream)
     text = render(
@@ -293,6 +331,7 @@ def write(result: GradeResult, stream: TextIO = sys.stdout, verbose: bool = Fals
         verbose=verbose,
         unicode=unicode,
         width=width_of(stream),
+        command=command,
     )
     if not unicode:  # what the stream cannot encode (a student's text may hold anything)
         encoding = getattr(stream, "encoding", None) or "ascii"

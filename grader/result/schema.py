@@ -98,6 +98,11 @@ TAMPERED = "tampered: "
 # An exercise the grader itself failed on (a bug of ours): status "error", and every check's
 # message starts with this.
 GRADER_FAILED = "the grader failed on this exercise: "
+# A check failed because the answer is not written yet: the student's code raised
+# NotImplementedError (a stub), or a value is still the stub's empty placeholder (then the
+# message ends with STUB_PLACEHOLDER). Status "failed"; the message starts with this.
+NOT_DONE = "not done yet"
+STUB_PLACEHOLDER = ", as in the stub"
 
 
 def _messages(exercise: ExerciseResult | dict) -> list[str]:

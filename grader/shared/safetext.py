@@ -26,20 +26,37 @@ SHORT_LIMIT = 200  # a type name, a file name, a line of code
 MESSAGE_LIMIT = 20000  # a whole check message (the judge's text around the student's)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 # Everything but tab and newline in C0 and C1, DEL, the bidi controls (Trojan Source), the
 # line and paragraph separators, the byte order mark, and the two noncharacters XML refuses.
 _ESCAPED = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff"
 )
-_CONTROL = re.compile(f"[{_ESCAPED}]")
 _UNSAFE = re.compile(f"[{_ESCAPED}\ud800-\udfff]")
 _NOT_ESCAPED_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # not from surrogateescape
 _PARTIAL_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z")
 
 
-def _spell(match: re.Match) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+def _code_points(ranges: str) -> list[int]:
+    """The code points of a regex character-class body such as ``a-z_``."""
+    points = []
+    for m in re.finditer(r"(.)-(.)|(.)", ranges, re.S):
+        points += range(ord(m[1]), ord(m[2]) + 1) if m[1] else [ord(m[3])]
+    return points
+
+
+# Each escaped character spelled out, for ``str.translate``: a C loop, where a regex
+# substitution calls Python once per character (seconds for a megabyte of NULs).
+_SPELLED = {c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}" for c in _code_points(_ESCAPED)}
+_GROWTH = {chr(c): len(spelled) - 1 for c, spelled in _SPELLED.items()}
+_TO_SPELL = re.compile(f"[{_ESCAPED}]")
+
+
+def _spelled_length(text: str) -> int:
+    """``len(text.translate(_SPELLED))``, without building it."""
+    if _TO_SPELL.search(text) is None:
+        return len(text)
+    return len(text) + sum(text.count(ch) * grow for ch, grow in _GROWTH.items())
 
 
 def _as_text(value: object) -> str:
@@ -65,14 +82,22 @@ def safe_text(value: object, limit: int | None = TEXT_LIMIT) -> str:
     text = _as_text(value)
     if _UNSAFE.search(text) is None and (limit is None or len(text) <= limit):
         return text
-    if _SURROGATE.search(text):
+    text = text.replace("\r\n", "\n")
+    surrogates = _SURROGATE.search(text) is not None
+    length = _spelled_length(text) - (len(_PAIR.findall(text)) if surrogates else 0)
+    keep = 0
+    if limit is not None and length > limit:
+        keep = max(0, limit - len(cut_note(length)))
+        # A megabyte of text is cut to ``keep`` characters: only its head is worked on.
+        # Each character kept comes from at most two (a surrogate pair).
+        text = text[: 2 * keep + 2]
+    if surrogates:
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    text = _CONTROL.sub(_spell, text.replace("\r\n", "\n"))
-    if limit is not None and len(text) > limit:
-        keep = max(0, limit - len(cut_note(len(text))))
-        head = _PARTIAL_ESCAPE.sub("", text[:keep])  # never half of a spelled-out character
-        text = head + cut_note(len(text) - len(head))
-    return text
+    text = text.translate(_SPELLED)
+    if limit is None or length <= limit:
+        return text
+    head = _PARTIAL_ESCAPE.sub("", text[:keep])  # never half of a spelled-out character
+    return head + cut_note(length - len(head))
 
 
 def one_line(value: object, limit: int = SHORT_LIMIT) -> str:

@@ -1,5 +1,6 @@
 """Where one grade's time goes, for ``bench/``: the judge's phases and each exercise's split
-between judge compute, worker compute and waiting.
+between judge compute, worker compute and waiting; and how long the process has run
+(``since_start``: the time ``grade`` reports).
 
 Off (and free) unless the environment variable ``GRADER_TIMINGS`` names a file; ``grade`` then
 writes the figures there as JSON when it ends. Exercises graded in forked judge processes send
@@ -22,6 +23,20 @@ enabled = bool(os.environ.get(ENV))
 _phases: dict[str, float] = defaultdict(float)
 _exercises: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
 _current: list[str] = [""]
+
+
+def since_start() -> float:
+    """Seconds since this process started: from the kernel's record of its start on Linux
+    (the interpreter's own start-up included), else since the grader was first imported."""
+    imported = time.perf_counter() - STARTED
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()  # after "pid (command name)"
+        started = int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime, in ticks
+        elapsed = time.clock_gettime(time.CLOCK_BOOTTIME) - started
+    except (OSError, ValueError, IndexError, AttributeError):
+        return imported
+    return elapsed if elapsed >= imported else imported
 
 
 def mark(phase: str) -> None:

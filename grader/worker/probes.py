@@ -73,7 +73,9 @@ def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
     anything else raises ``NotPlainData`` saying what came back and what is expected."""
     if depth > 20:
         raise _refuse(where, "nested too deeply: return " + PLAIN)
-    if obj is None or type(obj) in (bool, int, float, str):
+    if type(obj) is int:
+        return _checkable(obj, where)
+    if obj is None or type(obj) in (bool, float, str):
         return obj
     if isinstance(obj, torch.Tensor):
         wrong = what_tensor_is_wrong(obj)
@@ -95,8 +97,16 @@ def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
     if isinstance(obj, float):
         return float(obj)
     if hasattr(type(obj), "__index__"):  # numpy and other integer types
-        return int(operator.index(obj))
+        return _checkable(int(operator.index(obj)), where)
     raise _refuse(where, f"{_a(type(obj).__name__)}{_size(obj)}, not {PLAIN}")
+
+
+def _checkable(n: int, where: str) -> int:
+    """``n``, unless it is too large an int to check (``NotPlainData`` then says so)."""
+    too_large = wire.int_too_large(n)
+    if too_large is not None:
+        raise _refuse(where, too_large)
+    return n
 
 
 def number(obj: Any, what: str) -> int | float | dict:
@@ -106,9 +116,9 @@ def number(obj: Any, what: str) -> int | float | dict:
     if isinstance(obj, bool) or obj is None:
         return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
     if isinstance(obj, int | float):
-        return float(obj) if isinstance(obj, float) else int(obj)
+        return float(obj) if isinstance(obj, float) else _checkable(int(obj), f"{what} returned")
     if hasattr(type(obj), "__index__"):
-        return int(operator.index(obj))
+        return _checkable(int(operator.index(obj)), f"{what} returned")
     if hasattr(type(obj), "__float__"):
         return float(obj)
     return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}

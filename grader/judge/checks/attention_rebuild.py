@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import (
     ATOL,
@@ -23,6 +24,7 @@ from grader.judge.properties import (
     CheckFailed,
     expect_tensor,
     explain_student_error,
+    is_stub,
     seed_torch,
     tensor_text,
 )
@@ -53,21 +55,26 @@ def shape_text(shape: Any) -> str:
 def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> Any:
     """Run a probe; an exception in student code fails the check with ``what`` as context.
 
-    ``NotImplementedError`` passes through, so that an untouched stub reads "not done yet".
+    A stub's ``NotImplementedError`` passes through, so that it reads "not done yet".
     """
     try:
         return worker.call(action, **args)
     except StudentError as exc:
-        if exc.info.get("type") == "NotImplementedError":
+        if is_stub(exc.info):
             raise
-        raise CheckFailed(f"{what}: {explain_student_error(exc.info)}") from None
+        raise CheckFailed(
+            f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info)
+        ) from None
 
 
 def build_student(worker: WorkerHandle, call: str, **args: Any) -> dict:
     """Build the student's module in the worker: ``{"handle", "module": description}``."""
     reply = call_student(worker, "build", f"calling {call} failed", **args)
     if not reply["module"]["is_module"]:
-        raise CheckFailed(f"{call} returned a {reply['module']['class']}, not a torch.nn.Module")
+        kind = hints.returned(reply["module"]["class"])
+        raise CheckFailed(
+            f"{call} returned a {reply['module']['class']}, not a torch.nn.Module", kind
+        )
     return reply
 
 
@@ -99,7 +106,8 @@ def reference_forward(
     except Exception as exc:  # the student's weights may not fit the judge's input
         raise CheckFailed(
             f"the book's {type(module).__name__} rebuilt from your module's weights cannot run "
-            f"on an input of shape {shape_text(x.shape)}: {str(exc).splitlines()[0][:300]}"
+            f"on an input of shape {shape_text(x.shape)}: {str(exc).splitlines()[0][:300]}",
+            hints.STRUCTURE,
         ) from None
 
 
@@ -163,7 +171,8 @@ def _tensor(state: dict, key: str, ndim: int, owner: str) -> torch.Tensor:
         have = _keys_text(sorted(state)) or "nothing"
         raise CheckFailed(
             f"{owner} has no {ndim}-D tensor {key!r} in its state_dict(), so it is not built "
-            f"like the book's class (its state_dict() holds: {have})"
+            f"like the book's class (its state_dict() holds: {have})",
+            hints.STRUCTURE,
         )
     return value
 
@@ -172,7 +181,8 @@ def _square(mask: torch.Tensor, owner: str, key: str) -> int:
     if mask.shape[0] != mask.shape[1]:
         raise CheckFailed(
             f"{owner}'s causal mask {key!r} has shape {tuple(mask.shape)}; the book's mask is "
-            "square: (context_length, context_length)"
+            "square: (context_length, context_length)",
+            hints.STRUCTURE,
         )
     return int(mask.shape[0])
 
@@ -198,7 +208,8 @@ def load_into(reference: nn.Module, description: dict, owner: str) -> nn.Module:
     if problems:
         raise CheckFailed(
             f"{owner} ({description['class']}) is not built like the book's "
-            f"{type(reference).__name__}: its state_dict() has " + "; ".join(problems)
+            f"{type(reference).__name__}: its state_dict() has " + "; ".join(problems),
+            hints.STRUCTURE,
         )
     buffers = {name for name, _ in reference.named_buffers()}
     clean = {k: (expected[k] if k in buffers else state[k]) for k in expected}
@@ -217,7 +228,8 @@ def wrapper_config(description: dict, owner: str) -> dict:
         raise CheckFailed(
             f"{owner} is a {description['class']} with no heads.0.W_query.weight in its "
             "state_dict(): the book's MultiHeadAttentionWrapper keeps one CausalAttention per "
-            f"head in self.heads. Your module's state_dict() holds: {have}"
+            f"head in self.heads. Your module's state_dict() holds: {have}",
+            hints.STRUCTURE,
         )
     if num_heads > MAX_HEADS:
         raise CheckFailed(
@@ -258,7 +270,8 @@ def mha_config(description: dict, owner: str) -> dict:
     if type(num_heads) is not int or num_heads < 1 or d_out % num_heads:
         raise CheckFailed(
             f"{owner} ({description['class']}) has num_heads = {num_heads!r}; the book's "
-            f"MultiHeadAttention stores a whole number of heads that divides d_out = {d_out}"
+            f"MultiHeadAttention stores a whole number of heads that divides d_out = {d_out}",
+            hints.STRUCTURE,
         )
     return {
         "d_in": int(weight.shape[1]),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed, assert_close, seed_torch
 from grader.judge.strategies import attention_shapes
@@ -40,12 +41,14 @@ def check_outputs(worker: WorkerHandle, ex: dict) -> None:
     for name in NAMES:
         w = reply["v1"][name]["value"]
         if not isinstance(w, torch.Tensor):
-            raise CheckFailed(f"after the transfer, sa_v1.{name} is not a tensor")
+            kind = hints.returned(type(w).__name__)
+            raise CheckFailed(f"after the transfer, sa_v1.{name} is not a tensor", kind)
         want = (ex["d_in"], ex["d_out"])
         if tuple(w.shape) != want:
             raise CheckFailed(
                 f"after the transfer, sa_v1.{name} has shape {tuple(w.shape)}; "
-                f"SelfAttention_v1({ex['d_in']}, {ex['d_out']}) needs {want}"
+                f"SelfAttention_v1({ex['d_in']}, {ex['d_out']}) needs {want}",
+                hints.SHAPE,
             )
         setattr(rebuilt, name, nn.Parameter(w.clone()))
     assert_close(rebuilt(x), sa_v2(x), "sa_v1(x) after the transfer (expected: sa_v2(x))")

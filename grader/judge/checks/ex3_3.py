@@ -19,6 +19,7 @@ import torch
 from hypothesis import strategies as st
 from torch import nn
 
+from grader.judge import hints
 from grader.judge.checks.attention_rebuild import (
     INPUT_SOURCE,
     assert_causal,
@@ -145,7 +146,8 @@ def check_any_length(worker: WorkerHandle, ex: dict) -> None:
     if tuple(out.shape) != want:
         raise CheckFailed(
             f"{OWNER} gives an output of shape {shape_text(out.shape)} for an input of shape "
-            f"{shape_text(x.shape)}; expected {shape_text(want)}"
+            f"{shape_text(x.shape)}; expected {shape_text(want)}",
+            hints.SHAPE,
         )
     if not torch.isfinite(out).all():
         raise CheckFailed(
@@ -300,6 +302,7 @@ CHECKS = [
         hint="an input of width d_in goes in, and the causal mask, a context_length x "
         "context_length buffer cut to the input's length, must cover every token of it.",
         reproduce=reproduce_any_length,
+        hint_kinds=(*hints.OWN_KINDS, "raised:RuntimeError"),  # a mask too short for the input
         max_examples=8,
         examples=(
             {"batch": 1, "n_tokens": 1, "seed": 0},

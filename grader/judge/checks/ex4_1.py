@@ -14,14 +14,16 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.judge.checks.gpt_reference import (
+    Mistake,
     ask_number,
     attention_count,
     config_source,
     feedforward_count,
     gpt2_config,
+    wrong_count,
 )
 from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed
+from grader.judge.properties import Check
 from grader.judge.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M
 
@@ -35,26 +37,32 @@ def block_configs(qkv_bias: bool | None = None) -> st.SearchStrategy[dict]:
 
 
 # A wrong count that differs from the right one by one of these offsets is a known mistake.
-Mistakes = Callable[[dict], list[tuple[int, str]]]
+Mistakes = Callable[[dict], list[Mistake]]
 
 
-def feedforward_mistakes(cfg: dict) -> list[tuple[int, str]]:
+def feedforward_mistakes(cfg: dict) -> list[Mistake]:
     emb = cfg["emb_dim"]
     return [
-        (-5 * emb, "the biases of both linear layers (4 * emb_dim + emb_dim values) are missing"),
-        (-4 * emb, "the bias of the first linear layer (4 * emb_dim values) is missing"),
-        (-emb, "the bias of the second linear layer (emb_dim values) is missing"),
+        (
+            -5 * emb,
+            "the biases of both linear layers (4 * emb_dim + emb_dim values) are missing",
+            "bias",
+        ),
+        (-4 * emb, "the bias of the first linear layer (4 * emb_dim values) is missing", "bias"),
+        (-emb, "the bias of the second linear layer (emb_dim values) is missing", "bias"),
     ]
 
 
-def attention_mistakes(cfg: dict) -> list[tuple[int, str]]:
+def attention_mistakes(cfg: dict) -> list[Mistake]:
     emb, ctx = cfg["emb_dim"], cfg["context_length"]
-    mistakes = [(ctx * ctx, "the causal mask (context_length² values) is a buffer")]
+    mistakes = [(ctx * ctx, "the causal mask (context_length² values) is a buffer", "mask")]
     if cfg["qkv_bias"]:
-        mistakes.append((-3 * emb, "qkv_bias is True: W_query, W_key and W_value have biases"))
+        why = "qkv_bias is True: W_query, W_key and W_value have biases"
+        mistakes.append((-3 * emb, why, "qkv-bias"))
     else:
-        mistakes.append((3 * emb, "qkv_bias is False: W_query, W_key and W_value have no bias"))
-    mistakes.append((-emb, "out_proj always has a bias (emb_dim values)"))
+        why = "qkv_bias is False: W_query, W_key and W_value have no bias"
+        mistakes.append((3 * emb, why, "qkv-bias"))
+    mistakes.append((-emb, "out_proj always has a bias (emb_dim values)", "bias"))
     return mistakes
 
 
@@ -67,12 +75,7 @@ def compare_count(
         f"{function}(cfg) returned {got!r}, but TransformerBlock(cfg).{part} has {expected} "
         "trainable parameters"
     )
-    if isinstance(got, int | float):
-        for offset, why in mistakes(cfg):
-            if got - expected == offset:
-                message += f" (off by {got - expected:+}: {why})"
-                break
-    raise CheckFailed(message)
+    raise wrong_count(message, got, expected, mistakes(cfg))
 
 
 def check_feedforward(worker: WorkerHandle, cfg: dict) -> None:

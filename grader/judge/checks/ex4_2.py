@@ -13,15 +13,18 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from grader.judge import hints
 from grader.judge.checks.gpt_reference import (
     GPT2_SIZES,
+    Mistake,
     ask_number,
     config_source,
     gpt2_config,
     model_count,
+    wrong_count,
 )
 from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed
+from grader.judge.properties import Check, CheckFailed, filled_dict
 from grader.judge.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M
 
@@ -49,16 +52,17 @@ def differences(got: dict, expected: dict) -> list[str]:
 
 
 def check_config(worker: WorkerHandle, size: str) -> None:
-    configs = worker.call("configs")
-    if not isinstance(configs, dict):
-        raise CheckFailed(f"GPT2_CONFIGS should be a dict, but it is a {type(configs).__name__}")
+    configs = filled_dict(worker.call("configs"), "GPT2_CONFIGS")
     if set(configs) != set(GPT2_SIZES):
         raise CheckFailed(
             f"GPT2_CONFIGS has the keys {sorted(configs)}; expected exactly {sorted(GPT2_SIZES)}"
         )
     got = configs[size]
     if not isinstance(got, dict):
-        raise CheckFailed(f"GPT2_CONFIGS[{size!r}] should be a dict, but it is {got!r}")
+        raise CheckFailed(
+            f"GPT2_CONFIGS[{size!r}] should be a dict, but it is {got!r}",
+            hints.returned(type(got).__name__),
+        )
     wrong = differences(got, gpt2_config(size))
     if wrong:
         message = f"GPT2_CONFIGS[{size!r}] is not GPT_CONFIG_124M with {GPT2_SIZES[size]}: " + (
@@ -73,8 +77,8 @@ def check_config(worker: WorkerHandle, size: str) -> None:
 
 
 def check_base_unchanged(worker: WorkerHandle, _: Any) -> None:
-    configs = worker.call("configs")
-    if not isinstance(configs, dict) or not set(GPT2_SIZES) <= set(configs):
+    configs = filled_dict(worker.call("configs"), "GPT2_CONFIGS")
+    if not set(GPT2_SIZES) <= set(configs):
         # Nothing earns this point before the configs exist (an untouched stub would).
         raise CheckFailed(
             "GPT2_CONFIGS does not hold the four sizes yet, so there is nothing to check here"
@@ -105,16 +109,18 @@ print("GPT_CONFIG_124M unchanged:", GPT_CONFIG_124M == original)
 # --- the counts -------------------------------------------------------------------------------
 
 
-def total_mistakes(cfg: dict) -> list[tuple[int, str]]:
+def total_mistakes(cfg: dict) -> list[Mistake]:
     return [
         (
             -cfg["vocab_size"] * cfg["emb_dim"],
             "that is the count with the output head tied to the token embedding; the book's "
             "GPTModel does not tie them: out_head has vocab_size * emb_dim weights of its own",
+            "tied-head",
         ),
         (
             cfg["n_layers"] * cfg["context_length"] ** 2,
             "the extra values are the causal masks: buffers, not parameters",
+            "mask",
         ),
     ]
 
@@ -125,11 +131,7 @@ def check_total(worker: WorkerHandle, cfg: dict) -> None:
     if got == expected:
         return
     message = f"total_params(cfg) returned {got!r}; GPTModel(cfg) has {expected:,} parameters"
-    for offset, why in total_mistakes(cfg):
-        if got - expected == offset:
-            message += f" (off by {got - expected:+,}: {why})"
-            break
-    raise CheckFailed(message)
+    raise wrong_count(message, got, expected, total_mistakes(cfg))
 
 
 def size_mistakes(count: int) -> list[tuple[float, str]]:

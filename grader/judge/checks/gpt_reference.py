@@ -11,8 +11,11 @@ rebuild it.
 
 from __future__ import annotations
 
+from typing import Any
+
 from torch import nn
 
+from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import CheckFailed, explain_student_error
 from reference import GPT_CONFIG_124M, GPTModel
@@ -83,13 +86,36 @@ def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
     except StudentError as exc:
         if "meta" not in str(exc.info.get("message", "")):
             raise
-        raise CheckFailed(f"{explain_student_error(exc.info)}\n{META_NOTE}") from None
+        raise CheckFailed(
+            f"{explain_student_error(exc.info)}\n{META_NOTE}", hints.raised(exc.info)
+        ) from None
     if isinstance(got, dict):
         raise CheckFailed(
             f"{function}(cfg) returned a {got.get('not_a_number')} ({got.get('repr')}), "
-            "not a number"
+            "not a number",
+            hints.returned(str(got.get("not_a_number"))),
         )
     return got
+
+
+# A count off by one of these is a known mistake: (got - expected, what it means, the mistake's
+# name in the kind of failure, ``grader.hints``).
+Mistake = tuple[int, str, str]
+
+
+def wrong_count(message: str, got: Any, expected: int, mistakes: list[Mistake]) -> CheckFailed:
+    """The failure of a count ``got`` that should be ``expected``: ``message``, with the known
+    mistake the count is off by, and the kind of failure (which chooses the hint): a known
+    mistake, ``count:inexact`` for a float, a rounding or 32-bit overflow, else ``count``."""
+    if not isinstance(got, int | float):
+        return CheckFailed(message, hints.count())
+    off = got - expected
+    for offset, why, mistake in mistakes:
+        if off == offset:
+            return CheckFailed(f"{message} (off by {off:+,}: {why})", hints.count(mistake))
+    if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
+        return CheckFailed(message, hints.count("inexact"))
+    return CheckFailed(message, hints.count())
 
 
 # --- the split-dropout oracle -----------------------------------------------------------------

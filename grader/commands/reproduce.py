@@ -1,0 +1,25 @@
+"""What a reproduce snippet imports: ``load_exercise``, the module that was graded, loaded from
+the submission's path the way the grader's worker loads it (a notebook's answer taken from its
+cells as ``grade`` takes it), so that a snippet pasted where the student is runs the graded
+code wherever it lies, and never an installed copy of the stubs (``grader.judge.snippets``
+writes the line that calls it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+from grader.intake.load import load_submission
+from grader.worker.serve import load_student_module
+
+
+def load_exercise(path: str | Path, exercise_id: str) -> ModuleType:
+    """The module graded as ``exercise_id`` in the submission at ``path`` (a folder, the
+    exercise files, or a notebook, whose answer is taken from its cells as ``grade`` takes it),
+    imported by its path the way the grader's worker imports it."""
+    submission = load_submission(Path(path))
+    if exercise_id not in submission.files:
+        raise LookupError(f"{path}: no answer to exercise {exercise_id} in it")
+    module = load_student_module(exercise_id, submission.files[exercise_id], submission.root)
+    module.__submission__ = submission  # a notebook's extracted file lives as long as the module
+    return module

@@ -1,0 +1,189 @@
+"""``grade --watch``: grade once, then again each time a graded file is saved.
+
+The judge process stays up between grades: torch, hypothesis and the checks are imported once,
+and the workers of a regrade come from the fork server that is already running (its spare
+workers wait ready), so a regrade costs about what grading that exercise costs, not a cold
+start. What is graded again is what changed: after a save the submission is read again (a
+notebook is extracted again) and every exercise whose code differs from the last grade is
+graded; a change to another Python file beside the exercise files (a helper module the student
+imports) grades every exercise again. The report on screen is always the whole submission: the
+exercises graded last, with the others as they were.
+
+Saves are seen by ``watchfiles`` (the operating system's file events, not polling). Ctrl-C
+ends the watch with exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import queue
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader.intake.load import load_submission
+from grader.intake.submission import Submission, SubmissionError
+from grader.shared.errors import UsageError
+from grader.shared.registry import select
+
+if TYPE_CHECKING:
+    from grader.result.schema import GradeResult
+
+Grade = Callable[[Submission, list[str]], "GradeResult"]  # (submission, exercise ids) -> result
+Show = Callable[["GradeResult", Submission], int]  # writes the report, returns an exit status
+
+CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen (the scrollback is left alone)
+QUIET_MS = 50  # a save is graded once its folder has had no new event for this long
+HELPERS = ""  # the fingerprint's key for the Python files beside the exercise files
+
+
+def watched(path: Path) -> tuple[Path, Callable[[Path], bool], str]:
+    """The folder to watch for ``grade PATH``, which of its files count (the notebook itself,
+    or the Python files of ``exercises/``, or of the folder itself for loose files), and how
+    to name them to the student."""
+    path = Path(path).resolve()
+    if path.suffix == ".ipynb":
+        return path.parent, lambda p: p.name == path.name, path.name
+    folder = path.parent if path.is_file() else path
+    if (folder / "exercises").is_dir():
+        folder = folder / "exercises"
+    return folder, lambda p: p.suffix == ".py", folder.name + "/"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:  # deleted or unreadable meanwhile: grading says what it finds
+        return f"unreadable: {exc.errno}".encode()
+
+
+def fingerprint(submission: Submission, ids: list[str]) -> dict[str, bytes]:
+    """What each exercise's grade depends on: its file's bytes (or why it is set aside, or
+    nothing when it is missing), and under ``HELPERS`` the other Python files beside them."""
+    prints: dict[str, bytes] = {}
+    for ex_id in ids:
+        if ex_id in submission.problems:
+            prints[ex_id] = b"problem: " + submission.problems[ex_id].encode()
+        elif ex_id in submission.files:
+            prints[ex_id] = b"file: " + _read(submission.files[ex_id])
+        else:
+            prints[ex_id] = b"missing"
+    exercise_files = set(submission.files.values())
+    helpers = hashlib.sha256()
+    for folder in sorted({p.parent for p in exercise_files}):
+        for path in sorted(folder.glob("*.py")):
+            if path not in exercise_files and path.is_file() and not path.is_symlink():
+                helpers.update(path.name.encode() + b"\0" + _read(path) + b"\0")
+    prints[HELPERS] = helpers.digest()
+    return prints
+
+
+def changed(before: dict[str, bytes], after: dict[str, bytes], ids: list[str]) -> list[str]:
+    """The exercises to grade again, in course order."""
+    if before.get(HELPERS) != after.get(HELPERS):
+        return list(ids)
+    return [ex_id for ex_id in ids if before.get(ex_id) != after.get(ex_id)]
+
+
+def merged(previous: GradeResult, new: GradeResult) -> GradeResult:
+    """``previous`` with the exercises ``new`` graded again replaced by their new results."""
+    fresh = {e.id: e for e in new.exercises}
+    exercises = [fresh.pop(e.id, e) for e in previous.exercises] + list(fresh.values())
+    return dataclasses.replace(
+        new,
+        exercises=exercises,
+        score=round(sum(e.score for e in exercises), 6),
+        max_score=sum(e.max_score for e in exercises),
+    )
+
+
+class Saves:
+    """Saves of the files of ``folder`` that ``counts``, seen from the moment it is made (a
+    thread collects them, also while a grade runs): ``wait()`` blocks until there are some."""
+
+    def __init__(self, folder: Path, counts: Callable[[Path], bool]):
+        self._queue: queue.SimpleQueue[set[Path] | Exception] = queue.SimpleQueue()
+        self._stop = threading.Event()
+        self._args = (folder, counts)
+        self._thread = threading.Thread(target=self._run, name="watch", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import watchfiles
+
+        folder, counts = self._args
+        try:
+            for events in watchfiles.watch(
+                folder,
+                watch_filter=lambda _change, name: counts(Path(name)),
+                step=QUIET_MS,
+                recursive=False,
+                stop_event=self._stop,
+            ):
+                self._queue.put({Path(name) for _change, name in events})
+        except Exception as exc:  # e.g. no file events here (inotify's limit): said by wait()
+            self._queue.put(UsageError(f"cannot watch {folder} for saves: {exc}"))
+
+    def wait(self) -> set[Path]:
+        """The files saved since the last call (blocks until one is)."""
+        saved: set[Path] = set()
+        while True:
+            item = self._queue.get()
+            if isinstance(item, Exception):
+                raise item
+            saved |= item
+            if self._queue.empty():
+                return saved
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+def _say(text: str, args: argparse.Namespace) -> None:
+    print(text, file=sys.stdout if args.format == "text" else sys.stderr, flush=True)
+
+
+def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: Show) -> int:
+    """Grade ``submission``, then again after every save that changes what is graded, until
+    Ctrl-C (exit status 0)."""
+    ids = [e.id for e in select(args.exercises)]
+    folder, counts, shown = watched(args.path)
+    waiting = f"Watching {shown} - graded again when you save (Ctrl-C to stop)"
+    clear = sys.stdout.isatty()
+    saves = Saves(folder, counts)
+    try:
+        before = fingerprint(submission, ids)
+        result = grade(submission, ids)
+        show(result, submission)
+        _say(waiting, args)
+        while True:
+            saves.wait()
+            try:
+                submission = load_submission(args.path)
+            except SubmissionError as exc:  # e.g. a notebook saved half-way: wait for the next
+                from grader.shared.safetext import one_line
+
+                print(f"grade: {one_line(exc, 1000)}", file=sys.stderr, flush=True)
+                continue
+            after = fingerprint(submission, ids)
+            again = changed(before, after, ids)
+            if not again:  # saved unchanged, or a file that is not graded
+                submission.cleanup()
+                continue
+            before = after
+            _say(f"Saved: grading {', '.join(again)} ...", args)  # the report stays meanwhile
+            result = merged(result, grade(submission, again))
+            if clear:
+                sys.stdout.write(CLEAR)
+            show(result, submission)
+            _say(f"Graded again: {', '.join(again)}. {waiting}", args)
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+    finally:
+        saves.close()
+        submission.cleanup()
+    return 0
