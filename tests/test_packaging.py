@@ -34,7 +34,7 @@ def test_the_wheel_carries_every_template_and_the_schema(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"grader/templates/{template.name}" in names
-    assert "grader/result.schema.json" in names
+    assert "grader/result/result.schema.json" in names
 
 
 def test_the_installed_package_writes_html_reports_away_from_the_clone(wheel, tmp_path):

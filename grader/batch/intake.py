@@ -1,7 +1,7 @@
 """Turning one entry of DIR into a ``Submission``, or into one clear reason why it cannot be.
 
 Zips are unpacked (safely, see ``grader.batch.extract``) into a scratch folder inside OUT;
-folders and notebooks go to ``grader.submission.load_submission``. Reasons name the entry as
+folders and notebooks go to ``grader.intake.load.load_submission``. Reasons name the entry as
 the instructor sees it in DIR, never a scratch path; reproduce snippets name it as the student
 has it (the root of their clone, or their notebook).
 """

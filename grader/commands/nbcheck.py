@@ -2,9 +2,10 @@
 
 The kernel's input history (IPython's raw inputs, ``In [1]``, ``In [2]``, ...: every cell run,
 in the order run, the current one included) is sent as plain JSON to a judge process of its
-own (``grader.nbjudge``), started from this kernel with a fresh interpreter on the first check
+own (``grader.commands.nbjudge``), started from this kernel with a fresh interpreter on the
+first check
 (or when ``grader`` is imported in a kernel) and kept for the kernel's lifetime. That process
-reads the inputs with ``grader.notebook`` (never runs them) and grades the exercise files in
+reads the inputs with ``grader.intake.notebook`` (never runs them) and grades the exercise files in
 sandboxed workers, exactly as ``grade`` grades a notebook. Nothing is graded in the kernel:
 a cell that patched ``torch.allclose`` or redefined ``reference.MultiHeadAttention`` changes
 nothing but the student's own kernel. The judge process exits when the kernel does (its stdin
@@ -30,7 +31,7 @@ from grader.shared.safetext import one_line
 
 BOOT = (
     "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.nbjudge import main; main()"
+    "from grader.commands.nbjudge import main; main()"
 )
 
 
@@ -42,7 +43,7 @@ class CheckError(ValueError):
 
 
 class JudgeProcess:
-    """The kernel's judge process (``grader.nbjudge``): started once, asked over pipes."""
+    """The kernel's judge process (``grader.commands.nbjudge``): started once, asked over pipes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,6 +1,6 @@
 """The judge behind ``grader.check`` in a notebook: a long-lived process of its own.
 
-A notebook's kernel (``grader.nbcheck``) starts it once, with the kernel's interpreter but
+A notebook's kernel (``grader.commands.nbcheck``) starts it once, with the kernel's interpreter but
 fresh (``python -I``): nothing the notebook's cells did to ``torch``, ``reference`` or
 ``grader`` in the kernel exists here. It starts the sandbox's warm fork server, imports torch
 and the checks while that server does the same, and then answers requests for the kernel's
@@ -12,7 +12,8 @@ lifetime, one JSON line each way (plain data only, never pickles):
            | {"id": int, "error": str}
 
 ``inputs`` is the kernel's input history (``inputs[n]`` ran as ``In [n]``). It is read, never
-run, by ``grader.notebook`` into exercise files, which ``grader.judge.grade`` grades in
+run, by ``grader.intake.notebook`` into exercise files, which ``grader.judge.engine.grade``
+grades in
 sandboxed workers exactly as ``grade`` grades a notebook (same checks, same seed handling: the
 public seed unless ``seed`` or ``GRADE_SEED`` says otherwise); an exercise whose file is the
 same as at an earlier check gets that check's result (``Verdicts``). ``said`` is what the
@@ -149,7 +150,7 @@ def serve(requests: TextIO, replies: TextIO, start) -> None:
 
 
 def main() -> None:
-    """The process's entry (``grader.nbcheck`` starts it)."""
+    """The process's entry (``grader.commands.nbcheck`` starts it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupts are the kernel's
     replies = reply_channel()
     from grader.judge.early import default_starter

@@ -3,7 +3,7 @@
 The notebook opens with a cell that installs the exercise pack, then gives, for each exercise,
 its statement (from the stub's docstring), an answer cell tagged ``exercise-3.1`` ...
 ``exercise-4.3`` holding the stub and under it a one-line cell ``grader.check("3.1")`` that
-grades what the kernel has run (``grader.nbcheck``), and ends with ``grader.check_all()``.
+grades what the kernel has run (``grader.commands.nbcheck``), and ends with ``grader.check_all()``.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ _make_generation_deterministic()
 
 class CheckFailed(AssertionError):
     """The student's answer is wrong on this example; the message says how, in plain words,
-    and ``kind`` what kind of failure it is (``grader.hints``), which chooses the hint."""
+    and ``kind`` what kind of failure it is (``grader.judge.hints``), which chooses the hint."""
 
     def __init__(self, message: str, kind: str = hints.WRONG):
         super().__init__(message)
@@ -61,10 +61,10 @@ class Check:
     ``run(worker, example)`` raises ``CheckFailed`` (or lets a ``StudentError`` through) when the
     answer is wrong on ``example``; ``reproduce(example)`` returns Python source that shows the
     failure in the student's clone (importing the student's names with ``from exercises.<module>
-    import ...``, which ``grader.snippets`` points at the graded file); ``counterexample(example)``
-    its JSON-able description.
+    import ...``, which ``grader.judge.snippets`` points at the graded file);
+    ``counterexample(example)`` its JSON-able description.
     ``hint`` is the check's own hint, for the kinds of failure in ``hint_kinds``; for others
-    ``grader.hints`` gives a hint that depends on the kind alone, or none.
+    ``grader.judge.hints`` gives a hint that depends on the kind alone, or none.
     """
 
     name: str

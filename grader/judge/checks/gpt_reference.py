@@ -99,7 +99,7 @@ def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
 
 
 # A count off by one of these is a known mistake: (got - expected, what it means, the mistake's
-# name in the kind of failure, ``grader.hints``).
+# name in the kind of failure, ``grader.judge.hints``).
 Mistake = tuple[int, str, str]
 
 
