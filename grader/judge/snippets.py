@@ -15,7 +15,10 @@ import re
 from grader.result.schema import ExerciseResult
 
 IMPORT = re.compile(r"^from exercises\.\w+ import (.+)$", re.M)
-LOADER = "from grader.commands.reproduce import load_exercise  # the graded file, not a copy"
+LOADER = (
+    "from grader.commands.reproduce import load_exercise"
+    "  # the graded file, not an installed copy"
+)
 
 
 def load_source(snippet: str, exercise_id: str, shown_as: str) -> str:
