@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.checks.ex4_3_block import BLOCK_CHECK
 from grader.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
     SPLIT_KEYS,
@@ -36,7 +37,7 @@ from grader.properties import (
     seed_torch,
     tensor_text,
 )
-from grader.strategies import gpt_configs, split_dropout_rates, torch_seeds
+from grader.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
 
 PLACES = {
@@ -54,18 +55,12 @@ def isolated_rate(key: str) -> st.SearchStrategy[dict]:
     return st.just({k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS})
 
 
-def model_configs() -> st.SearchStrategy[dict]:
-    """Small GPT configs at least 4 wide: LayerNorm over 2 values squashes any input to about
-    +-1, which would hide where a dropout acts."""
-    return gpt_configs().filter(lambda cfg: cfg["emb_dim"] >= 4)
-
-
 @st.composite
 def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
     """A small 4.3 config with the given rates (default: three distinct ones), a token batch
     that fits it, and a seed."""
     rates = split_dropout_rates() if rates is None else rates
-    cfg = split_config(draw(model_configs()), draw(rates))
+    cfg = split_config(draw(wide_gpt_configs()), draw(rates))
     n_tokens = draw(st.integers(min_value=1, max_value=cfg["context_length"]))
     return {
         "cfg": cfg,
@@ -357,7 +352,7 @@ CHECKS = [
     ),
     Check(
         name="in eval mode GPTModel gives the reference's logits for the same weights",
-        points=2,
+        points=1.5,
         strategy=split_cases(),
         run=check_eval,
         hint="the forward pass is the book's; dropout must do nothing in eval mode (nn.Dropout "
@@ -384,6 +379,7 @@ CHECKS = [
         "the attention dropout lives in MultiHeadAttention: pass dropout=cfg['drop_rate_attn'] "
         "when TransformerBlock builds self.att.",
     ),
+    BLOCK_CHECK,
     Check(
         name="with three different rates, train-mode logits match the reference's for the "
         "same torch seed",
