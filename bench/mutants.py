@@ -14,8 +14,9 @@ mutant is against the unparsed original). The operators, named by ``Mutant.kind`
   ``None`` -> ``0``;
 - ``default``: the same changes to a default argument's value, and the first default removed;
 - ``transpose``: ``.T``/``.mT`` dropped, ``.transpose(...)``/``.t()``/``.permute(...)`` dropped;
-- ``swap``: two neighbouring positional arguments of a call swapped, or the values of two
-  neighbouring keyword arguments;
+- ``swap``: two neighbouring positional arguments of a call swapped (not those of
+  ``.transpose(a, b)``, which is ``.transpose(b, a)``), or the values of two neighbouring keyword
+  arguments;
 - ``keyword``: a keyword argument removed (its default is used), or a ``cfg["key"]``-style
   subscript reading another key the module reads from the same name (one sharing its first
   word, ``n_heads``/``n_layers``, and the next one in order of first use);
@@ -58,6 +59,9 @@ COMPARES: dict[type, tuple[type, ...]] = {
 }
 TRANSPOSE_ATTRIBUTES = ("T", "mT")
 TRANSPOSE_METHODS = ("transpose", "t", "permute")
+# Methods whose two arguments can be swapped without any effect: x.transpose(1, 2) is
+# x.transpose(2, 1). Swapping them would only add mutants that are equivalent by definition.
+SYMMETRIC_METHODS = ("transpose", "swapaxes", "swapdims")
 
 # An edit changes the node it is given, in a copy of the tree; ``replace`` puts a list of
 # statements or one node (``None``: removed) where the node was.
@@ -253,7 +257,8 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in TRANSPOSE_METHODS:
             yield "transpose", f".{func.attr}() dropped in {short}", lambda n, r: r(n.func.value)
-        for i in range(len(node.args) - 1):
+        symmetric = isinstance(func, ast.Attribute) and func.attr in SYMMETRIC_METHODS
+        for i in range(0 if symmetric else len(node.args) - 1):
             if ast.dump(node.args[i]) != ast.dump(node.args[i + 1]):
                 yield "swap", f"arguments {i + 1} and {i + 2} swapped in {short}", _swap("args", i)
         for i in range(len(node.keywords) - 1):

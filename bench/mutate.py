@@ -9,12 +9,14 @@ Survivors are either holes in the checks or changes the contract allows (see
 ``docs/mutation.md``, which lists them).
 
     python bench/mutate.py [-e ID ...] [--limit N] [-j N] [--seed N] [--max-examples N]
-                           [--json FILE]
+                           [--answers] [--json FILE] [--list]
 
 Prints the mutation score per exercise and in total, then every survivor with its diff.
-``--limit N`` grades only the first N mutants of each exercise; ``-j N`` grades in N judge
-processes (default 1: the machine may be shared). Exit status 0 when every mutant was killed,
-1 when some survived, 2 when an unmutated solution itself fails.
+``--limit N`` grades only the first N mutants of each file; ``-j N`` grades in N judge
+processes (default 1: the machine may be shared); ``--answers`` also mutates the corpus's
+correct answers (``tests/corpus/exN_M/correct_*.py``: own copies of the book's classes, closed
+forms), whose code reaches further than the solutions'. Exit status 0 when every mutant was
+killed, 1 when some survived, 2 when an unmutated file itself fails.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from mutants import Mutant, mutants  # noqa: E402
 from grader.registry import BY_ID, EXERCISES  # noqa: E402
 
 SOLUTION = ROOT / "tests" / "submissions" / "solution"
+CORPUS = ROOT / "tests" / "corpus"
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,8 @@ class Verdict:
     """What grading one mutant gave."""
 
     exercise_id: str
-    index: int  # the mutant's position among its exercise's mutants
+    file: str  # the mutated file's name
+    index: int  # the mutant's position among its file's mutants
     kind: str
     description: str
     line: int
@@ -58,10 +62,21 @@ class Verdict:
     diff: str
 
 
-def exercise_mutants(exercise_id: str, solution: Path = SOLUTION) -> list[Mutant]:
-    """The mutants of the solution's file for ``exercise_id``."""
-    path = solution / "exercises" / BY_ID[exercise_id].filename
+def mutated_files(exercise_id: str, answers: bool = False) -> list[Path]:
+    """The solution's file for ``exercise_id``, then (``answers``) the corpus's correct ones."""
+    found = [SOLUTION / "exercises" / BY_ID[exercise_id].filename]
+    if answers:
+        found += sorted((CORPUS / BY_ID[exercise_id].module).glob("correct_*.py"))
+    return found
+
+
+def file_mutants(path: Path) -> list[Mutant]:
     return mutants(path.read_text(encoding="utf-8"))
+
+
+def exercise_mutants(exercise_id: str) -> list[Mutant]:
+    """The mutants of the solution's file for ``exercise_id``."""
+    return file_mutants(mutated_files(exercise_id)[0])
 
 
 # --- grading ----------------------------------------------------------------------------------
@@ -109,13 +124,18 @@ def grade_source(
     return ("passed" if passed else ex.status), tuple(c.name for c in ex.checks if not c.passed)
 
 
-def judge(job: tuple[str, int, Mutant, int | None, int | None]) -> Verdict:
+Job = tuple[str, str, int, Mutant, int | None, int | None]  # exercise, file, index, mutant,
+# seed, max_examples
+
+
+def judge(job: Job) -> Verdict:
     """Grade one mutant (in a judge process of the pool, or in this one)."""
-    exercise_id, index, mutant, seed, max_examples = job
+    exercise_id, file, index, mutant, seed, max_examples = job
     began = time.monotonic()
     status, failing = grade_source(exercise_id, mutant.source, seed, max_examples)
     return Verdict(
         exercise_id,
+        file,
         index,
         mutant.kind,
         mutant.description,
@@ -129,7 +149,7 @@ def judge(job: tuple[str, int, Mutant, int | None, int | None]) -> Verdict:
 
 
 def run(
-    jobs: list[tuple[str, int, Mutant, int | None, int | None]],
+    jobs: list[Job],
     processes: int = 1,
     progress: Callable[[Verdict], None] | None = None,
 ) -> list[Verdict]:
@@ -174,7 +194,7 @@ def survivors_text(verdicts: Iterable[Verdict]) -> str:
     out = []
     for v in verdicts:
         if not v.killed:
-            out.append(f"--- {v.exercise_id} #{v.index} line {v.line} [{v.kind}] {v.description}")
+            out.append(f"--- {v.file} #{v.index} line {v.line} [{v.kind}] {v.description}")
             out.append(v.diff)
     return "\n".join(out) if out else "no survivors"
 
@@ -182,30 +202,33 @@ def survivors_text(verdicts: Iterable[Verdict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("-e", dest="exercises", action="append", choices=[e.id for e in EXERCISES])
-    p.add_argument("--limit", type=int, help="grade only the first N mutants of each exercise")
+    p.add_argument("--limit", type=int, help="grade only the first N mutants of each file")
     p.add_argument("-j", dest="processes", type=int, default=1, help="judge processes")
     p.add_argument("--seed", type=int, help="the grading seed (default: the public one)")
     p.add_argument("--max-examples", type=int, help="examples per check (default: the grader's)")
+    p.add_argument("--answers", action="store_true", help="also the corpus's correct answers")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every verdict here")
     p.add_argument("--list", action="store_true", help="list the mutants, grade nothing")
     args = p.parse_args(argv)
     exercise_ids = args.exercises or [e.id for e in EXERCISES]
 
-    jobs = []
+    jobs: list[Job] = []
+    originals = []
     for ex_id in exercise_ids:
-        found = exercise_mutants(ex_id)[: args.limit]
-        for i, m in enumerate(found):
-            if args.list:
-                print(f"{ex_id} #{i} line {m.line} [{m.kind}] {m.description}")
-            jobs.append((ex_id, i, m, args.seed, args.max_examples))
+        for path in mutated_files(ex_id, args.answers):
+            found = file_mutants(path)
+            originals += [(ex_id, path.name, found[0].original)] if found else []
+            for i, m in enumerate(found[: args.limit]):
+                if args.list:
+                    print(f"{path.name} #{i} line {m.line} [{m.kind}] {m.description}")
+                jobs.append((ex_id, path.name, i, m, args.seed, args.max_examples))
     if args.list:
         return 0
 
-    for ex_id in exercise_ids:  # the unmutated solution (as the mutants are: unparsed) passes
-        original = exercise_mutants(ex_id)[0].original
+    for ex_id, name, original in originals:  # unmutated (unparsed, as the mutants are): passes
         status, failing = grade_source(ex_id, original, args.seed, args.max_examples)
         if status != "passed":
-            print(f"{ex_id}: the unmutated solution does not pass ({status}: {failing})")
+            print(f"{name}: the unmutated file does not pass ({status}: {failing})")
             return 2
 
     began = time.monotonic()
@@ -213,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(v: Verdict) -> None:
         mark = "killed  " if v.killed else "SURVIVED"
-        print(f"  {v.exercise_id} #{v.index:<3} {mark} {v.seconds:5.2f} s  {v.description}")
+        print(f"  {v.file} #{v.index:<3} {mark} {v.seconds:5.2f} s  {v.description}")
 
     verdicts = run(jobs, args.processes, progress)
     print(f"\n{score_table(verdicts, exercise_ids)}\n")
