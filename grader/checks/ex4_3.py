@@ -23,6 +23,7 @@ from grader.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
     SPLIT_KEYS,
     config_source,
+    load_weights,
     reference_with_rates,
     set_rates,
     split_config,
@@ -104,13 +105,7 @@ def student_logits(worker: WorkerHandle, ex: dict, train: bool):
     reply, (oracle, x) = worker.call_while("build", lambda: reference_and_input(ex), cfg=ex["cfg"])
     reply = built_module(reply)
     handle = reply["handle"]
-    loaded = worker.call("load", handle=handle, weights=oracle.state_dict())
-    if loaded["missing"]:
-        raise CheckFailed(
-            "the reference GPTModel's weights do not fit your model: it has no "
-            + ", ".join(loaded["missing"][:5])
-            + (" ..." if len(loaded["missing"]) > 5 else "")
-        )
+    load_weights(worker, reply, oracle, "your model")
     got, expected = worker.call_while(
         "forward",
         lambda: oracle_logits(oracle, x, train, ex["seed"]),
@@ -299,7 +294,8 @@ def reproduce_logits(train: bool):
         return (
             _setup_source(ex)
             + f"""\
-print(model.load_state_dict(reference.state_dict(), strict=False))
+# The reference's weights; the causal masks (buffers, not weights) stay your model's own.
+print(model.load_state_dict(dict(reference.named_parameters()), strict=False))
 model.{mode}(), reference.{mode}()
 with torch.no_grad():
     torch.manual_seed({ex["seed"]})
