@@ -11,7 +11,8 @@ What is graded:
 - it is the reference wrapper (or a copy that computes exactly the same) with exactly 2 heads;
 - its output has shape ``(batch, num_tokens, 2)`` for any ``d_in``, ``context_length``, batch
   size and any ``num_tokens <= context_length``;
-- the ``d_in``, ``context_length`` and ``dropout`` you are given are the ones it uses;
+- the ``d_in``, ``context_length`` and ``dropout`` you are given are the ones it uses, and
+  called without ``dropout`` it uses the default 0.0 (nothing dropped, even in train mode);
 - it is still causal: a token never sees the tokens after it.
 
 Hint: the output width is (number of heads) x (width of one head). Which argument sets the

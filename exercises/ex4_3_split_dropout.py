@@ -14,7 +14,7 @@ What is graded:
   same logits for the same weights, for any config;
 - in train mode, ``drop_rate_emb`` acts on the embeddings only, ``drop_rate_shortcut`` on the
   two shortcut branches of every block only, and ``drop_rate_attn`` on the attention weights of
-  every block only.
+  every block only; ``TransformerBlock(cfg)`` on its own too (it needs nothing but ``cfg``).
 
 Hint: the attention dropout does not live in ``TransformerBlock`` itself: follow where the
 block passes its rate on.

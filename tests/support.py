@@ -3,8 +3,11 @@ and grading them quickly (few examples per check)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +87,25 @@ def grade_folder(
     submission = load_submission(path, shown_as=shown_as)
     extra = {} if seed is None else {"seed": seed}
     return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)
+
+
+def clone_of(dest: Path, replacements: dict[str, Path] | None = None) -> Path:
+    """A submission folder laid out like a student's clone (with exercises/__init__.py, so
+    that ``import exercises`` in a snippet finds the clone's files, not the installed stubs)."""
+    folder = make_submission(dest, replacements)
+    (folder / "exercises" / "__init__.py").write_text("")
+    return folder
+
+
+def run_snippet(source: str, folder: Path) -> str:
+    """Run a reproduce snippet as a student would: in their clone, reference importable."""
+    proc = subprocess.run(
+        [sys.executable, "-c", source],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout

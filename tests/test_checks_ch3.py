@@ -17,7 +17,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
-from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
+from support import CORPUS, ROOT, SOLUTION, clone_of, grade_folder
 
 from grader.judge.checks import ex3_1, ex3_2, ex3_3
 from grader.judge.checks.attention_rebuild import (
@@ -52,14 +52,6 @@ CHAPTER_3 = ["3.1", "3.2", "3.3"]
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-def clone_of(dest: Path, replacements: dict | None = None) -> Path:
-    """A submission folder laid out like a student's clone (with exercises/__init__.py, so
-    that ``import exercises`` in a snippet finds the clone's files, not the installed stubs)."""
-    folder = make_submission(dest, replacements)
-    (folder / "exercises" / "__init__.py").write_text("")
-    return folder
 
 
 def run_snippets(sources: dict[str, str], folder: Path) -> dict[str, str]:

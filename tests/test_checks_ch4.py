@@ -17,7 +17,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
-from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
+from support import CORPUS, ROOT, SOLUTION, clone_of, grade_folder, make_submission, run_snippet
 
 from grader.judge.checks import ex4_1, ex4_2, ex4_3
 from grader.judge.checks.gpt_reference import (
@@ -37,15 +37,6 @@ FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(Health
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-def clone_of(dest: Path, replacements: dict | None = None) -> Path:
-    """A submission folder laid out like a student's clone."""
-    folder = make_submission(dest, replacements)
-    # A clone has exercises/__init__.py; without it a plain ``import exercises`` in a snippet
-    # would find the installed stubs first.
-    (folder / "exercises" / "__init__.py").write_text("")
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -76,21 +67,6 @@ def failed_check(result, name_part: str):
     matches = [c for c in result.checks if name_part in c.name and not c.passed]
     assert matches, f"no failing check matching {name_part!r}: {[c.name for c in result.checks]}"
     return matches[0]
-
-
-def run_snippet(source: str, folder: Path) -> str:
-    """Run a reproduce snippet as a student would: in their clone, reference importable."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [sys.executable, "-c", source],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return proc.stdout
 
 
 # --- the oracle -------------------------------------------------------------------------------

@@ -69,6 +69,12 @@ def gpt_configs(
     }
 
 
+def wide_gpt_configs() -> st.SearchStrategy[dict]:
+    """Small GPT configs at least 4 wide, for checks that look where a dropout acts: LayerNorm
+    over 2 values squashes any input to about +-1, which would hide it."""
+    return gpt_configs().filter(lambda cfg: cfg["emb_dim"] >= 4)
+
+
 def large_gpt_configs() -> st.SearchStrategy[dict]:
     """Configs of realistic size, only ever built on the meta device."""
     return gpt_configs(

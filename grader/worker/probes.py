@@ -200,11 +200,14 @@ def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: di
 
 
 def _build_wrapper(
-    module, state, d_in: int, context_length: int, dropout: float, seed: int | None = None
+    module, state, d_in: int, context_length: int, dropout: float | None, seed: int | None = None
 ):
+    """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
+    (the function's own default is used)."""
     if seed is not None:  # the reproduce snippet seeds torch the same way before building
         torch.manual_seed(seed)
-    m = module.make_2d_wrapper(d_in, context_length, dropout)
+    rate = () if dropout is None else (dropout,)
+    m = module.make_2d_wrapper(d_in, context_length, *rate)
     return {"handle": _keep(state, m), "module": describe_module(m)}
 
 
@@ -249,6 +252,11 @@ def _build_split_model(module, state, cfg: dict):
     return {"handle": _keep(state, m), "module": describe_module(m)}
 
 
+def _build_split_block(module, state, cfg: dict):
+    m = module.TransformerBlock(dict(cfg))
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
 PROBES: dict[str, dict[str, Probe]] = {
     "3.1": {"transfer": _transfer},
     "3.2": {"build": _build_wrapper, "forward": _forward},
@@ -266,6 +274,7 @@ PROBES: dict[str, dict[str, Probe]] = {
     "4.3": {
         "config": _split_config,
         "build": _build_split_model,
+        "build_block": _build_split_block,
         "load": _load,
         "forward": _forward,
     },

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import torch
-from hypothesis import strategies as st
 
 from grader.judge.checks.attention_rebuild import (
     INPUT_SOURCE,
@@ -22,47 +21,15 @@ from grader.judge.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
+from grader.judge.checks.ex3_2_strategies import (
+    causal_cases,
+    default_cases,
+    wrapper_arguments,
+    wrapper_inputs,
+)
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.judge.strategies import batched_inputs, dims, dropout_rates, torch_seeds
-
-# --- strategies -------------------------------------------------------------------------------
-
-
-@st.composite
-def wrapper_arguments(draw, rates: st.SearchStrategy[float] | None = None) -> dict:
-    """What ``make_2d_wrapper`` is called with, and the torch seed set before the call."""
-    return {
-        "d_in": draw(dims(8)),
-        "context_length": draw(st.integers(min_value=1, max_value=12)),
-        "dropout": draw(dropout_rates() if rates is None else rates),
-        "seed": draw(torch_seeds()),
-    }
-
-
-@st.composite
-def wrapper_inputs(draw, rates: st.SearchStrategy[float] | None = None) -> dict:
-    """Wrapper arguments and an input batch of ``num_tokens <= context_length`` tokens."""
-    ex = draw(batched_inputs())
-    ex["dropout"] = draw(st.just(0.0) if rates is None else rates)
-    return ex
-
-
-@st.composite
-def causal_cases(draw) -> dict:
-    """An input of at least two tokens of which the first ``keep`` stay and the rest change."""
-    context_length = draw(st.integers(min_value=2, max_value=12))
-    num_tokens = draw(st.integers(min_value=2, max_value=context_length))
-    return {
-        "d_in": draw(dims(8)),
-        "context_length": context_length,
-        "dropout": 0.0,
-        "batch": draw(st.integers(min_value=1, max_value=3)),
-        "num_tokens": num_tokens,
-        "keep": draw(st.integers(min_value=1, max_value=num_tokens - 1)),
-        "seed": draw(torch_seeds()),
-    }
-
+from grader.judge.strategies import dropout_rates
 
 # --- the judge's side -------------------------------------------------------------------------
 
@@ -71,7 +38,9 @@ MASK = re.compile(r"(?:.*\.)?mask")
 
 
 def call_text(ex: dict) -> str:
-    return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}, {ex['dropout']})"
+    """The call, as Python; ``dropout`` None is a call without it."""
+    rate = "" if ex["dropout"] is None else f", {ex['dropout']}"
+    return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}{rate})"
 
 
 def build(worker: WorkerHandle, ex: dict) -> dict:
@@ -167,6 +136,30 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
+def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
+    reply = build(worker, ex)
+    owner = f"the module {call_text(ex)} returned"
+    rates = sorted({p for p in reply["module"]["dropouts"].values() if p != 0})
+    if rates:
+        raise CheckFailed(
+            f"called without dropout, {call_text(ex)} returned a module whose dropout layers "
+            f"drop with p = {' and '.join(f'{p:g}' for p in rates)}: the default is "
+            "dropout=0.0, so in train mode nothing may be dropped"
+        )
+    reference = rebuild_wrapper(reply["module"], owner)
+    for head in reference.heads:  # the default rate, whatever the module's layers say
+        head.dropout.p = 0.0
+    x = batch_of(ex)
+    got = student_forward(worker, reply["handle"], x, call_text(ex), True, ex["seed"])
+    assert_close(
+        got,
+        reference_forward(reference, x, True, ex["seed"]),
+        f"in train mode after torch.manual_seed({ex['seed']}), the output of {owner} (expected: "
+        "the book's MultiHeadAttentionWrapper with the same weights and dropout=0.0, the "
+        "default: nothing dropped)",
+    )
+
+
 def check_causal(worker: WorkerHandle, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
@@ -186,7 +179,7 @@ from reference import MultiHeadAttentionWrapper
 from exercises.ex3_2_wrapper_2d import make_2d_wrapper
 
 torch.manual_seed({ex["seed"]})
-mha = make_2d_wrapper({ex["d_in"]}, {ex["context_length"]}, {ex["dropout"]})
+mha = {call_text(ex)}
 x = {INPUT_SOURCE.format(shape=shape, seed=ex["seed"])}
 """
 
@@ -253,6 +246,30 @@ with torch.no_grad():
     )
 
 
+def reproduce_default_dropout(ex: dict) -> str:
+    return (
+        _setup(ex)
+        + f"""\
+print("dropout rates:", [m.p for m in mha.modules() if isinstance(m, torch.nn.Dropout)],
+      "(expected: all 0.0, the default)")
+# The book's wrapper with your module's weights and dropout=0.0.
+head = mha.heads[0]
+book = MultiHeadAttentionWrapper(
+    head.W_query.in_features, head.W_query.out_features, head.mask.shape[0],
+    0.0, num_heads=len(mha.heads), qkv_bias=head.W_query.bias is not None)
+weights = {{k: v for k, v in mha.state_dict().items() if not k.endswith("mask")}}
+book.load_state_dict(weights, strict=False)  # the masks stay the book's own
+mha.train(), book.train()
+with torch.no_grad():
+    torch.manual_seed({ex["seed"]})
+    got = mha(x)
+    torch.manual_seed({ex["seed"]})
+    expected = book(x)
+print("train mode, same as with dropout=0.0:", torch.allclose(got, expected, atol=1e-5))
+"""
+    )
+
+
 def reproduce_causal(ex: dict) -> str:
     changed = INPUT_SOURCE.format(
         shape=(ex["batch"], ex["num_tokens"] - ex["keep"], ex["d_in"]), seed=ex["seed"] + 1
@@ -298,13 +315,24 @@ CHECKS = [
     ),
     Check(
         name="the d_in, context_length and dropout it is given are the ones it uses",
-        points=2,
+        points=1.5,
         strategy=wrapper_arguments(),
         run=check_arguments,
         hint="pass the function's own d_in, context_length and dropout on to the wrapper; the "
         "book's example values (d_in=3, context_length=6, dropout=0.0) fit only that example.",
         reproduce=reproduce_arguments,
         max_examples=10,
+    ),
+    Check(
+        name="called without dropout, it drops nothing, even in train mode (the default "
+        "dropout=0.0)",
+        points=0.5,
+        strategy=default_cases(),
+        run=check_default_dropout,
+        hint="keep the signature make_2d_wrapper(d_in, context_length, dropout=0.0): the "
+        "default rate is 0.0, and a call without dropout passes that 0.0 on to the wrapper.",
+        reproduce=reproduce_default_dropout,
+        max_examples=3,
     ),
     Check(
         name="it computes what the book's MultiHeadAttentionWrapper computes with its weights",

@@ -18,10 +18,12 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.judge.checks.ex4_3_block import BLOCK_CHECK
 from grader.judge.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
     SPLIT_KEYS,
     config_source,
+    load_weights,
     reference_with_rates,
     set_rates,
     split_config,
@@ -37,7 +39,7 @@ from grader.judge.properties import (
     seed_torch,
     tensor_text,
 )
-from grader.judge.strategies import gpt_configs, split_dropout_rates, torch_seeds
+from grader.judge.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
 
 PLACES = {
@@ -55,18 +57,12 @@ def isolated_rate(key: str) -> st.SearchStrategy[dict]:
     return st.just({k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS})
 
 
-def model_configs() -> st.SearchStrategy[dict]:
-    """Small GPT configs at least 4 wide: LayerNorm over 2 values squashes any input to about
-    +-1, which would hide where a dropout acts."""
-    return gpt_configs().filter(lambda cfg: cfg["emb_dim"] >= 4)
-
-
 @st.composite
 def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
     """A small 4.3 config with the given rates (default: three distinct ones), a token batch
     that fits it, and a seed."""
     rates = split_dropout_rates() if rates is None else rates
-    cfg = split_config(draw(model_configs()), draw(rates))
+    cfg = split_config(draw(wide_gpt_configs()), draw(rates))
     n_tokens = draw(st.integers(min_value=1, max_value=cfg["context_length"]))
     return {
         "cfg": cfg,
@@ -110,13 +106,7 @@ def student_logits(worker: WorkerHandle, ex: dict, train: bool):
     reply, (oracle, x) = worker.call_while("build", lambda: reference_and_input(ex), cfg=ex["cfg"])
     reply = built_module(reply)
     handle = reply["handle"]
-    loaded = worker.call("load", handle=handle, weights=oracle.state_dict())
-    if loaded["missing"]:
-        raise CheckFailed(
-            "the reference GPTModel's weights do not fit your model: it has no "
-            + ", ".join(loaded["missing"][:5])
-            + (" ..." if len(loaded["missing"]) > 5 else "")
-        )
+    load_weights(worker, reply, oracle, "your model")
     got, expected = worker.call_while(
         "forward",
         lambda: oracle_logits(oracle, x, train, ex["seed"]),
@@ -301,7 +291,8 @@ def reproduce_logits(train: bool):
         return (
             _setup_source(ex)
             + f"""\
-print(model.load_state_dict(reference.state_dict(), strict=False))
+# The reference's weights; the causal masks (buffers, not weights) stay your model's own.
+print(model.load_state_dict(dict(reference.named_parameters()), strict=False))
 model.{mode}(), reference.{mode}()
 with torch.no_grad():
     torch.manual_seed({ex["seed"]})
@@ -354,7 +345,7 @@ CHECKS = [
     ),
     Check(
         name="in eval mode GPTModel gives the reference's logits for the same weights",
-        points=2,
+        points=1.5,
         strategy=split_cases(),
         run=check_eval,
         hint="the forward pass is the book's; dropout must do nothing in eval mode (nn.Dropout "
@@ -381,6 +372,7 @@ CHECKS = [
         "the attention dropout lives in MultiHeadAttention: pass dropout=cfg['drop_rate_attn'] "
         "when TransformerBlock builds self.att.",
     ),
+    BLOCK_CHECK,
     Check(
         name="with three different rates, train-mode logits match the reference's for the "
         "same torch seed",

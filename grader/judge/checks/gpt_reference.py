@@ -6,7 +6,8 @@ rebuild it.
 - ``ask_number`` calls a student's counting function (4.1, 4.2), which the worker runs on the
   ``meta`` device, and explains the errors that device causes.
 - The split-dropout oracle (4.3) is the reference ``GPTModel`` built with ``drop_rate=0`` whose
-  ``nn.Dropout`` modules then get each place's own rate.
+  ``nn.Dropout`` modules then get each place's own rate; ``load_weights`` loads its parameters
+  (not its buffers) into the student's model.
 """
 
 from __future__ import annotations
@@ -143,6 +144,21 @@ def set_rates(model: GPTModel, rates: dict) -> GPTModel:
         block.drop_shortcut.p = rates["drop_rate_shortcut"]
         block.att.dropout.p = rates["drop_rate_attn"]
     return model
+
+
+def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: str) -> None:
+    """Load ``oracle``'s parameters into the student's module built by ``reply``; fail when a
+    parameter of the module is not among them. Buffers (the causal masks) are not weights: the
+    module keeps its own, so that a mask it builds wrongly shows in its outputs."""
+    weights = {k: v.detach() for k, v in oracle.named_parameters()}
+    loaded = worker.call("load", handle=reply["handle"], weights=weights)
+    missing = [k for k in loaded["missing"] if k not in set(reply["module"]["buffers"])]
+    if missing:
+        raise CheckFailed(
+            f"the reference {type(oracle).__name__}'s weights do not fit {owner}: it has no "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+        )
 
 
 REFERENCE_WITH_RATES_SOURCE = """\

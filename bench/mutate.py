@@ -1,0 +1,251 @@
+"""Mutation testing of the checks: does the grader fail every small change to the solutions?
+
+Each mutant (``bench/mutants.py``: one operator, constant, argument, default or statement
+changed) of an instructor solution in ``tests/submissions/solution/exercises/`` is written to a
+submission folder of its own and graded with the grader's Python API (``grader.judge.grade``,
+the grader's own example counts and the public seed). A mutant is *killed* when its exercise
+does not pass (a check fails, an error, a timeout), and *survives* when it gets full marks.
+Survivors are either holes in the checks or changes the contract allows (see
+``docs/mutation.md``, which lists them).
+
+    python bench/mutate.py [-e ID ...] [--limit N] [-j N] [--seed N] [--max-examples N]
+                           [--answers] [--json FILE] [--list]
+
+Prints the mutation score per exercise and in total, then every survivor with its diff.
+``--limit N`` grades only the first N mutants of each file; ``-j N`` grades in N judge
+processes (default 1: the machine may be shared); ``--answers`` also mutates the corpus's
+correct answers (``tests/corpus/exN_M/correct_*.py``: own copies of the book's classes, closed
+forms), whose code reaches further than the solutions'. Exit status 0 when every mutant was
+killed, 1 when some survived, 2 when an unmutated file itself fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+if str(ROOT) not in sys.path:
+    sys.path.insert(1, str(ROOT))
+
+from mutants import Mutant, mutants  # noqa: E402
+
+from grader.shared.registry import BY_ID, EXERCISES  # noqa: E402
+
+SOLUTION = ROOT / "tests" / "submissions" / "solution"
+CORPUS = ROOT / "tests" / "corpus"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What grading one mutant gave."""
+
+    exercise_id: str
+    file: str  # the mutated file's name
+    index: int  # the mutant's position among its file's mutants
+    kind: str
+    description: str
+    line: int
+    killed: bool
+    status: str
+    failing: tuple[str, ...]  # the checks that failed
+    seconds: float
+    diff: str
+
+
+def mutated_files(exercise_id: str, answers: bool = False) -> list[Path]:
+    """The solution's file for ``exercise_id``, then (``answers``) the corpus's correct ones."""
+    found = [SOLUTION / "exercises" / BY_ID[exercise_id].filename]
+    if answers:
+        found += sorted((CORPUS / BY_ID[exercise_id].module).glob("correct_*.py"))
+    return found
+
+
+def file_mutants(path: Path) -> list[Mutant]:
+    return mutants(path.read_text(encoding="utf-8"))
+
+
+def exercise_mutants(exercise_id: str) -> list[Mutant]:
+    """The mutants of the solution's file for ``exercise_id``."""
+    return file_mutants(mutated_files(exercise_id)[0])
+
+
+# --- grading ----------------------------------------------------------------------------------
+
+_STARTER = None  # this process's worker starter (one warm fork server per judge process)
+
+
+def _init_judge() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _starter():
+    global _STARTER
+    if _STARTER is None:
+        from grader.judge.early import default_starter
+
+        _STARTER = default_starter()
+    return _STARTER
+
+
+def grade_source(
+    exercise_id: str, source: str, seed: int | None = None, max_examples: int | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """Grade ``source`` as the submission's file for ``exercise_id``: (status, failing checks)."""
+    from grader.intake.load import load_submission
+    from grader.judge.engine import grade
+    from grader.judge.properties import DEFAULT_SEED
+
+    with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
+        target = Path(folder) / "exercises" / BY_ID[exercise_id].filename
+        target.parent.mkdir()
+        target.write_text(source, encoding="utf-8")
+        result = grade(
+            load_submission(Path(folder)),
+            [exercise_id],
+            seed=DEFAULT_SEED if seed is None else seed,
+            max_examples=max_examples,
+            start=_starter(),
+            processes=1,
+        )
+    (ex,) = result.exercises
+    passed = ex.status == "passed" and ex.score == ex.max_score
+    return ("passed" if passed else ex.status), tuple(c.name for c in ex.checks if not c.passed)
+
+
+Job = tuple[str, str, int, Mutant, int | None, int | None]  # exercise, file, index, mutant,
+# seed, max_examples
+
+
+def judge(job: Job) -> Verdict:
+    """Grade one mutant (in a judge process of the pool, or in this one)."""
+    exercise_id, file, index, mutant, seed, max_examples = job
+    began = time.monotonic()
+    status, failing = grade_source(exercise_id, mutant.source, seed, max_examples)
+    return Verdict(
+        exercise_id,
+        file,
+        index,
+        mutant.kind,
+        mutant.description,
+        mutant.line,
+        killed=status != "passed",
+        status=status,
+        failing=failing,
+        seconds=round(time.monotonic() - began, 2),
+        diff=mutant.diff(),
+    )
+
+
+def run(
+    jobs: list[Job],
+    processes: int = 1,
+    progress: Callable[[Verdict], None] | None = None,
+) -> list[Verdict]:
+    """Every job's verdict, in the jobs' order; ``processes`` > 1 grades in a pool."""
+    if processes <= 1:
+        verdicts = []
+        for job in jobs:
+            verdicts.append(judge(job))
+            if progress:
+                progress(verdicts[-1])
+        return verdicts
+    context = get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_judge) as pool:
+        verdicts = []
+        for verdict in pool.map(judge, jobs, chunksize=1):
+            verdicts.append(verdict)
+            if progress:
+                progress(verdict)
+        return verdicts
+
+
+# --- the report -------------------------------------------------------------------------------
+
+
+def score_table(verdicts: Iterable[Verdict], exercise_ids: list[str]) -> str:
+    """A markdown table: mutants, killed, survived and the score per exercise, and in total."""
+    verdicts = list(verdicts)
+    rows = ["| exercise | mutants | killed | survived | score |", "|---|---:|---:|---:|---:|"]
+
+    def row(name: str, group: list[Verdict]) -> str:
+        killed = sum(v.killed for v in group)
+        score = f"{100 * killed / len(group):.1f} %" if group else "-"
+        return f"| {name} | {len(group)} | {killed} | {len(group) - killed} | {score} |"
+
+    for ex_id in exercise_ids:
+        rows.append(row(ex_id, [v for v in verdicts if v.exercise_id == ex_id]))
+    rows.append(row("total", verdicts))
+    return "\n".join(rows)
+
+
+def survivors_text(verdicts: Iterable[Verdict]) -> str:
+    out = []
+    for v in verdicts:
+        if not v.killed:
+            out.append(f"--- {v.file} #{v.index} line {v.line} [{v.kind}] {v.description}")
+            out.append(v.diff)
+    return "\n".join(out) if out else "no survivors"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("-e", dest="exercises", action="append", choices=[e.id for e in EXERCISES])
+    p.add_argument("--limit", type=int, help="grade only the first N mutants of each file")
+    p.add_argument("-j", dest="processes", type=int, default=1, help="judge processes")
+    p.add_argument("--seed", type=int, help="the grading seed (default: the public one)")
+    p.add_argument("--max-examples", type=int, help="examples per check (default: the grader's)")
+    p.add_argument("--answers", action="store_true", help="also the corpus's correct answers")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write every verdict here")
+    p.add_argument("--list", action="store_true", help="list the mutants, grade nothing")
+    args = p.parse_args(argv)
+    exercise_ids = args.exercises or [e.id for e in EXERCISES]
+
+    jobs: list[Job] = []
+    originals = []
+    for ex_id in exercise_ids:
+        for path in mutated_files(ex_id, args.answers):
+            found = file_mutants(path)
+            originals += [(ex_id, path.name, found[0].original)] if found else []
+            for i, m in enumerate(found[: args.limit]):
+                if args.list:
+                    print(f"{path.name} #{i} line {m.line} [{m.kind}] {m.description}")
+                jobs.append((ex_id, path.name, i, m, args.seed, args.max_examples))
+    if args.list:
+        return 0
+
+    for ex_id, name, original in originals:  # unmutated (unparsed, as the mutants are): passes
+        status, failing = grade_source(ex_id, original, args.seed, args.max_examples)
+        if status != "passed":
+            print(f"{name}: the unmutated file does not pass ({status}: {failing})")
+            return 2
+
+    began = time.monotonic()
+    print(f"{len(jobs)} mutants of {', '.join(exercise_ids)}, {args.processes} process(es)")
+
+    def progress(v: Verdict) -> None:
+        mark = "killed  " if v.killed else "SURVIVED"
+        print(f"  {v.file} #{v.index:<3} {mark} {v.seconds:5.2f} s  {v.description}")
+
+    verdicts = run(jobs, args.processes, progress)
+    print(f"\n{score_table(verdicts, exercise_ids)}\n")
+    print(f"graded in {time.monotonic() - began:.0f} s\n")
+    print(survivors_text(verdicts))
+    if args.json:
+        args.json.write_text(json.dumps([asdict(v) for v in verdicts], indent=1) + "\n")
+    return 0 if all(v.killed for v in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Exercise 4.3's check of ``TransformerBlock(cfg)`` on its own.
+
+The other 4.3 checks see the block only through the student's ``GPTModel``, which may build it
+with more than ``cfg`` (``TransformerBlock(cfg, rate)``, a rate with a default). The contract's
+signature is ``TransformerBlock(cfg)``, so here the block is built from ``cfg`` alone, loaded with
+the reference block's weights and run in train mode on the judge's input, once with each of the
+three rates at 1.0 and the other two at 0.0: ``drop_rate_shortcut`` must zero both shortcut
+branches, ``drop_rate_attn`` the attention weights, and ``drop_rate_emb`` nothing (it is
+``GPTModel``'s). Rates of 1.0 and 0.0 draw no random numbers, so any way of applying dropout
+passes.
+"""
+
+from __future__ import annotations
+
+import torch
+from hypothesis import strategies as st
+
+from grader.judge.checks.gpt_reference import SPLIT_KEYS, config_source, load_weights, split_config
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, assert_close, seed_torch
+from grader.judge.strategies import torch_seeds, wide_gpt_configs
+from reference import TransformerBlock
+
+BLOCK_PLACES = {
+    "drop_rate_emb": "nothing (the embedding dropout is GPTModel's)",
+    "drop_rate_shortcut": "both shortcut branches (drop_shortcut)",
+    "drop_rate_attn": "the attention weights (att.dropout)",
+}
+
+
+@st.composite
+def block_cases(draw) -> dict:
+    """A small config without rates (the check sets them), an input batch that fits it, and a
+    seed."""
+    cfg = split_config(draw(wide_gpt_configs()), {})
+    return {
+        "cfg": cfg,
+        "batch": draw(st.integers(min_value=1, max_value=2)),
+        "n_tokens": draw(st.integers(min_value=1, max_value=cfg["context_length"])),
+        "seed": draw(torch_seeds()),
+    }
+
+
+def isolated(cfg: dict, key: str) -> dict:
+    """``cfg`` with the three rates: ``key`` at 1.0, the other two at 0.0."""
+    return {**cfg, **{k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS}}
+
+
+def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """The reference block with ``cfg``'s rates, the input, and the block's train-mode output,
+    made as the snippet makes them."""
+    seed_torch(ex["seed"])
+    base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
+    block = TransformerBlock({**base, "drop_rate": 0.0})
+    block.drop_shortcut.p = cfg["drop_rate_shortcut"]
+    block.att.dropout.p = cfg["drop_rate_attn"]
+    shape = (ex["batch"], ex["n_tokens"], cfg["emb_dim"])
+    x = torch.rand(shape, generator=torch.Generator().manual_seed(ex["seed"]))
+    block.train()
+    seed_torch(ex["seed"])
+    return block, x, block(x)
+
+
+def check_block(worker: WorkerHandle, ex: dict) -> None:
+    for key in SPLIT_KEYS:
+        cfg = isolated(ex["cfg"], key)
+        reply, (reference, x, expected) = worker.call_while(
+            "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
+        )
+        if not reply["module"]["is_module"]:
+            raise CheckFailed(
+                f"TransformerBlock(cfg) made a {reply['module']['class']}, not a torch.nn.Module"
+            )
+        load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
+        got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])
+        assert_close(
+            got,
+            expected,
+            f"in train mode with {key}=1.0 and the other two rates 0.0, the output of your "
+            f"TransformerBlock(cfg) ({key} should zero {BLOCK_PLACES[key]}; expected: the "
+            "reference TransformerBlock's with the same weights)",
+        )
+
+
+def reproduce_block(ex: dict) -> str:
+    shape = (ex["batch"], ex["n_tokens"], ex["cfg"]["emb_dim"])
+    return f"""\
+import torch
+from reference import TransformerBlock
+from exercises.ex4_3_split_dropout import TransformerBlock as YourTransformerBlock
+
+base = {config_source(ex["cfg"])}
+for key in ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"):
+    cfg = {{**base, **{{k: float(k == key) for k in
+                        ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")}}}}
+    torch.manual_seed({ex["seed"]})
+    reference = TransformerBlock({{**base, "drop_rate": 0.0}})
+    reference.drop_shortcut.p = cfg["drop_rate_shortcut"]
+    reference.att.dropout.p = cfg["drop_rate_attn"]
+    x = torch.rand({shape}, generator=torch.Generator().manual_seed({ex["seed"]}))
+    block = YourTransformerBlock(cfg)  # built from cfg alone
+    block.load_state_dict(dict(reference.named_parameters()), strict=False)  # its own mask
+    block.train(), reference.train()
+    with torch.no_grad():
+        same = torch.allclose(block(x), reference(x), atol=1e-5)
+    print(key, "= 1.0, the others 0.0: same as the reference block:", same)
+"""
+
+
+BLOCK_CHECK = Check(
+    name="TransformerBlock(cfg) on its own takes its two rates from cfg, each where its name says",
+    points=0.5,
+    strategy=block_cases(),
+    run=check_block,
+    hint="TransformerBlock(cfg) must need nothing but cfg: read cfg['drop_rate_attn'] for "
+    "MultiHeadAttention's dropout and cfg['drop_rate_shortcut'] for drop_shortcut inside the "
+    "block, rather than taking a rate (or its default) from an extra argument.",
+    reproduce=reproduce_block,
+    max_examples=2,
+)
