@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import grader
 from grader.judge.seeds import MAX_SEED
 from grader.judge.seeds import PUBLIC_SEED as DEFAULT_SEED
 from grader.protocol.limits import Limits
 from grader.shared.registry import BY_ID, EXERCISES
+from grader.shared.version import __version__
 
 CONFIG_NAME = "grading.toml"
 TOP_KEYS = ("exercises", "seed", "max_examples", "limits", "points")
@@ -89,7 +89,7 @@ class Settings:
 
     def describe(self) -> dict[str, Any]:
         return {
-            "grader_version": grader.__version__,
+            "grader_version": __version__,
             "exercises": list(self.exercises),
             "seed": self.seed,
             "max_examples": self.max_examples,

@@ -19,7 +19,6 @@ from urllib.parse import quote
 
 import jinja2
 
-import grader
 from grader.batch.compare import public_gaps
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.insight_view import failures_view, similarity_view
@@ -27,6 +26,7 @@ from grader.batch.ledger import atomic_write
 from grader.judge.seeds import PUBLIC_SEED
 from grader.result.schema import TAMPERED
 from grader.shared.registry import BY_ID
+from grader.shared.version import __version__
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 BINS = 10
@@ -173,7 +173,7 @@ def context(db: sqlite3.Connection, title: str) -> dict:
     rates = check_rates(db)
     return {
         "title": title,
-        "grader_version": meta.get("grader_version", grader.__version__),
+        "grader_version": meta.get("grader_version", __version__),
         "seed": seed_text(meta.get("seed", "")),
         "public_only": None if gaps is None else len(gaps),
         "exercises": [{"id": i, "title": BY_ID[i].title if i in BY_ID else i} for i in ids],

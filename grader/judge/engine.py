@@ -15,7 +15,6 @@ from pathlib import Path
 
 import torch
 
-import grader
 from grader.intake.submission import Submission
 from grader.judge import parallel
 from grader.judge.early import EarlyWorkers, default_starter
@@ -33,6 +32,7 @@ from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select
+from grader.shared.version import __version__
 
 
 def _import_failure(info: dict) -> str:
@@ -162,7 +162,7 @@ def grade(
         submission=submission.name,
         score=round(sum(r.score for r in results), 6),
         max_score=sum(r.max_score for r in results),
-        grader_version=grader.__version__,
+        grader_version=__version__,
         torch_version=torch.__version__,
         seed=seed,
         duration_s=round(time.monotonic() - began, 3),

@@ -11,7 +11,6 @@ from typing import Any
 
 import jinja2
 
-import grader
 from grader.result.common import (
     Message,
     clip,
@@ -27,7 +26,7 @@ from grader.result.common import (
 )
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
-TEMPLATES = Path(grader.__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 TEMPLATE = "report.html.j2"
 LONG_VALUE = 60  # characters beyond which a counterexample value gets a block of its own
 
