@@ -4,7 +4,8 @@
   the judge side and the worker side apart but for the protocol, renderers that read only
   the result, the reference models free of the grader, no two siblings importing each other;
 - no import cycle among the modules of ``grader/`` and ``reference/``, a package's
-  ``__init__`` counting as a module (the layers contract does not see every cycle);
+  ``__init__`` counting as a module (the layers contract does not see every cycle), and no
+  module of ``grader`` or ``reference`` importing its own package's face;
 - no module over 400 lines, and every module says what it is for in a docstring.
 """
 
@@ -69,6 +70,17 @@ def test_no_import_cycle_among_the_modules():
     edges = {m: graph.find_modules_directly_imported_by(m) - {m} for m in graph.modules}
     cycles = [c for c in strongly_connected(edges) if len(c) > 1]
     assert cycles == []
+
+
+def test_no_module_imports_its_own_package_face():
+    """``grader`` and ``reference`` are what users import; a module of theirs that imported
+    its own package back would close a cycle as soon as the face imports one of its modules."""
+    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+    inside = {
+        face: {m for m in graph.find_modules_that_directly_import(face) if m.startswith(face + ".")}
+        for face in PACKAGES
+    }
+    assert inside == {"grader": set(), "reference": set()}
 
 
 def test_the_cycle_finder_sees_a_package_importing_its_own_module():

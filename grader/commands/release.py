@@ -19,7 +19,6 @@ import subprocess
 import tomllib
 from pathlib import Path
 
-import grader
 from grader.commands.edition_text import GITIGNORE, README, WORKFLOW
 from grader.commands.options import EXIT_PASSED
 from grader.shared.errors import UsageError
@@ -36,7 +35,7 @@ SOLUTION_DIR = "tests/submissions/solution/exercises"
 
 def project_root() -> Path:
     """The folder that holds this grader's ``grader/``, ``reference/`` and ``exercises/``."""
-    return Path(grader.__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 # --- the solution scan ---------------------------------------------------------------------
