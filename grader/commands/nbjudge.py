@@ -22,7 +22,7 @@ grader wrote to stderr meanwhile (e.g. sandbox layers that are off here).
 Requests come on stdin; replies go out on what was stdout when the process started, and
 stdout itself then points at stderr, so that nothing printed by a library can break a reply.
 The process exits when its stdin closes (the kernel exited, or closed it), and the fork server
-with it (``grader.sandbox`` closes it at exit).
+with it (``grader.judge.launch.starter`` closes it at exit).
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from grader.result.schema import GradeResult, from_dict
 EXERCISE_IMPORT = re.compile(r"^from exercises\.\w+ import ([\w ,]+)$", re.M)
 TEMPLATE = "notebook_check.html.j2"
 MESSAGE_LINES = 6  # of a check's message shown before the rest is folded
-CLONE_SNIPPET = "(paste into Python in your clone):"  # grader.report_text's snippet heading
+CLONE_SNIPPET = "(paste into Python in your clone):"  # grader.result.report_text's snippet heading
 
 
 def notebook_snippet(snippet: str) -> str:
