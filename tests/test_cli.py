@@ -168,6 +168,9 @@ def test_rerun_command_keeps_what_decides_the_examples():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/stat")
 def test_the_time_reported_counts_from_the_process_start():
     """The duration covers what ran before the grader was imported (here a 0.3 s sleep)."""
-    code = "import time; time.sleep(0.3); from grader.shared import timing; print(timing.since_start())"
+    code = (
+        "import time; time.sleep(0.3); from grader.shared import timing; "
+        "print(timing.since_start())"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert float(proc.stdout) >= 0.3, proc.stderr

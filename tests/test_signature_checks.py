@@ -22,7 +22,8 @@ def graded_case(tmp_path: Path, exercise_id: str, case: str):
     """A clone with one corpus answer, graded on its exercise: (the clone, the result)."""
     module = "ex" + exercise_id.replace(".", "_")
     folder = clone_of(tmp_path / "sub", {exercise_id: CORPUS / module / f"{case}.py"})
-    (result,) = grade_folder(folder, [exercise_id]).exercises
+    # shown_as=".": the snippets load the answer of the clone they are run in (as in a student's)
+    (result,) = grade_folder(folder, [exercise_id], shown_as=".").exercises
     return folder, result
 
 

@@ -24,6 +24,7 @@ from grader.commands.options import (
     EXIT_PASSED,
     add_exercise_option,
     add_grading_options,
+    add_out_option,
 )
 from grader.judge.resilience import TRACE_LOG_ENV, log_trace, set_label
 from grader.shared.errors import UsageError
@@ -40,14 +41,7 @@ def parser() -> argparse.ArgumentParser:
         "and a class dashboard in OUT. Resumable: run it again to finish an interrupted batch.",
     )
     p.add_argument("dir", type=Path, metavar="DIR", help="the folder of submissions")
-    p.add_argument(
-        "-o",
-        "--out",
-        type=Path,
-        required=True,
-        metavar="OUT",
-        help="where results, reports, the gradebook and the dashboard go",
-    )
+    add_out_option(p, "results, reports, the gradebook and the dashboard")
     p.add_argument(
         "-j",
         "--jobs",

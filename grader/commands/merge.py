@@ -15,7 +15,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from grader.commands.options import EXIT_FAILED, EXIT_PASSED
+from grader.commands.options import EXIT_FAILED, EXIT_PASSED, add_out_option
 from grader.shared.errors import UsageError
 
 
@@ -31,14 +31,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="SHARD_OUT",
         help="OUT folders written by 'grade batch --shard K/N'",
     )
-    p.add_argument(
-        "-o",
-        "--out",
-        type=Path,
-        required=True,
-        metavar="OUT",
-        help="where the merged gradebook, dashboard, results and reports go",
-    )
+    add_out_option(p, "the merged gradebook, dashboard, results and reports")
     p.add_argument("--title", default="Class dashboard", help="the dashboard's title")
     return p
 

@@ -4,6 +4,7 @@ check, limits, sandbox) that ``grade`` and ``grade batch`` accept alike."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -18,6 +19,11 @@ def add_exercise_option(p: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="grade only this exercise (3.1 ... 4.3); repeatable",
     )
+
+
+def add_out_option(p: argparse.ArgumentParser, what: str) -> None:
+    """``-o OUT`` (required): the folder ``what`` goes to."""
+    p.add_argument("-o", "--out", type=Path, required=True, metavar="OUT", help=f"where {what} go")
 
 
 def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None) -> None:
