@@ -97,15 +97,21 @@ def clone_of(dest: Path, replacements: dict[str, Path] | None = None) -> Path:
     return folder
 
 
-def run_snippet(source: str, folder: Path) -> str:
-    """Run a reproduce snippet as a student would: in their clone, reference importable."""
-    proc = subprocess.run(
-        [sys.executable, "-c", source],
-        cwd=folder,
+def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
+    """A reproduce snippet run as ``python -c`` in ``cwd``, the grader and ``reference``
+    importable (as in a student's environment, where the package is installed)."""
+    return subprocess.run(
+        [sys.executable, "-c", snippet],
+        cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def run_snippet(source: str, folder: Path) -> str:
+    """Run a reproduce snippet as a student would (in their clone); it must succeed."""
+    proc = paste(source, folder)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout

@@ -6,13 +6,11 @@ in the working directory), the stubs themselves, a notebook, and a submission gr
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from nbsupport import write_notebook
-from support import CORPUS, ROOT, grade_folder, make_submission
+from support import CORPUS, ROOT, grade_folder, make_submission, paste
 
 from grader.intake.load import in_their_clone, load_submission
 from grader.judge.snippets import load_source
@@ -22,19 +20,6 @@ MUTANTS = {
     "4.1": CORPUS / "ex4_1" / "wrong_counts_mask_buffer.py",
 }
 SHOWS = {"3.1": "same output: False", "4.1": "same: False"}  # what each snippet prints
-
-
-def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
-    """The snippet run as ``python -c`` in ``cwd``, the grader and ``reference`` importable (as
-    in a student's environment, where the package is installed)."""
-    return subprocess.run(
-        [sys.executable, "-c", snippet],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def first_snippet(result, exercise_id: str) -> str:
