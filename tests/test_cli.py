@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -174,3 +175,47 @@ def test_the_time_reported_counts_from_the_process_start():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert float(proc.stdout) >= 0.3, proc.stderr
+
+
+def test_the_quick_exit_leaves_no_process_and_no_temporary_file(tmp_path):
+    """``grade`` skips the interpreter's teardown, not its own clean-up: the fork server, its
+    workers and every temporary folder are gone when it returns, and the output is whole."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    proc = grade(
+        str(SOLUTION),
+        "-e",
+        "3.1",
+        *FAST,
+        "--format",
+        "json",
+        env={**os.environ, "TMPDIR": str(tmp)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["score"] == 10
+    assert list(tmp.iterdir()) == []
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(tmp) in os.readlink(entry / "cwd"):
+                left.append(entry.name)
+        except OSError:
+            continue
+    assert left == []
+
+
+def test_heavy_imports_turn_the_collector_off_then_freeze_and_turn_it_back_on():
+    code = (
+        "import gc\n"
+        "from grader.shared.heavyimports import heavy_imports\n"
+        "with heavy_imports():\n"
+        "    assert not gc.isenabled()\n"
+        "    import json\n"
+        "assert gc.isenabled() and gc.get_freeze_count() > 0\n"
+        "gc.disable()\n"
+        "with heavy_imports():\n"
+        "    pass\n"
+        "assert not gc.isenabled()  # left as it was found\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr

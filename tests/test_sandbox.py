@@ -227,6 +227,8 @@ def test_worker_environment_end_to_end(how, starter, tmp_path, monkeypatch):
         "PYTHONIOENCODING",
         "LC_CTYPE",
         "OMP_WAIT_POLICY",
+        "MALLOC_MMAP_MAX_",
+        "MALLOC_TRIM_THRESHOLD_",
     }
     assert names <= allowed, names - allowed
 

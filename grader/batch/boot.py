@@ -49,7 +49,10 @@ def _watch_parent(parent: int) -> None:
 def init_judge(sandbox: str, parent: int) -> None:
     """Set up this judge process (after ``init`` started the fork server)."""
     global starter
-    import torch
+    from grader.shared.heavyimports import heavy_imports
+
+    with heavy_imports():
+        import torch
 
     torch.set_num_threads(1)
     starter = make_starter(sandbox)

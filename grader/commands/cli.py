@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -20,8 +21,9 @@ from grader.commands.options import (
     add_exercise_option,
     add_grading_options,
 )
-from grader.shared import timing
+from grader.shared import registry, timing
 from grader.shared.errors import UsageError
+from grader.shared.heavyimports import heavy_imports
 
 if TYPE_CHECKING:
     from grader.intake.submission import Submission
@@ -66,17 +68,6 @@ def grade_parser() -> argparse.ArgumentParser:
     )
     add_grading_options(p)
     return p
-
-
-def freeze_imports() -> None:
-    """Move everything imported so far out of the garbage collector's sight: collections then
-    look only at what grading makes (hypothesis runs a full one at its first test), and forked
-    judge processes do not copy the pages a collection would touch. (No collection first: the
-    little garbage an import leaves costs less to keep than a full collection, 0.07 s.)"""
-    import gc
-
-    if not gc.get_freeze_count():  # once: grade --watch grades again in the same process
-        gc.freeze()
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
@@ -134,7 +125,6 @@ def checked(args: argparse.Namespace) -> tuple[Seed, Submission]:
     """The seed and the submission the arguments ask for; a ``UsageError`` for anything the
     user can get wrong, found before torch is imported (a second)."""
     from grader.judge.seeds import SeedError, for_grade
-    from grader.shared import registry
 
     try:  # --seed, else the course's GRADE_SEED (CI), else the public seed
         seed = for_grade(args.seed)
@@ -174,17 +164,21 @@ def grade_once(
     early = EarlyWorkers(submission, exercises, limits, start)
     try:
         try:
-            import torch
+            with heavy_imports():
+                import torch
+
+                from grader.judge.engine import grade
+                from grader.judge.scoring import checks_for
+
+                for exercise in registry.select(exercises):
+                    checks_for(exercise)
         except BaseException:
             early.discard()
             raise
 
-        from grader.judge.engine import grade
-
         # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
         # need (workers come from the fork server and keep torch's default thread count).
         torch.set_num_threads(1)
-        freeze_imports()
         timing.mark("imports")
         result = grade(
             submission,
@@ -276,7 +270,21 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    if "torch" not in sys.modules:
+        sys.exit(code)
+    # Tearing down an interpreter that holds torch costs a few tenths of a second, which a
+    # student waits for after every edit: run the exit handlers (they stop the fork server and
+    # its workers), flush, and leave without the teardown.
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach the reader
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

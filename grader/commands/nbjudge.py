@@ -156,16 +156,18 @@ def main() -> None:
     from grader.judge.early import default_starter
 
     start = default_starter()  # the fork server imports torch in its process meanwhile
-    import torch
+    from grader.shared.heavyimports import heavy_imports
 
-    from grader.commands.cli import freeze_imports
-    from grader.judge.scoring import checks_for
-    from grader.shared.registry import EXERCISES
+    with heavy_imports():
+        import torch
 
-    for exercise in EXERCISES:  # torch, hypothesis and every check, once for all requests
-        checks_for(exercise)
+        from grader.judge.scoring import checks_for
+        from grader.shared.registry import EXERCISES
+
+        for exercise in EXERCISES:  # torch, hypothesis and every check, once for all requests
+            checks_for(exercise)
     torch.set_num_threads(1)  # as in grade: the judge's tensors are small, the cores are the
-    freeze_imports()  # workers'
+    # workers'
     serve(sys.stdin, replies, start)
 
 

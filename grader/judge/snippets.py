@@ -16,8 +16,7 @@ from grader.result.schema import ExerciseResult
 
 IMPORT = re.compile(r"^from exercises\.\w+ import (.+)$", re.M)
 LOADER = (
-    "from grader.commands.reproduce import load_exercise"
-    "  # the graded file, not an installed copy"
+    "from grader.commands.reproduce import load_exercise  # the graded file, not an installed copy"
 )
 
 

@@ -73,6 +73,12 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         # while: with several workers on few cores, spinning threads burn the cores the
         # others (and the judge) need.
         OMP_WAIT_POLICY="PASSIVE",
+        # glibc's malloc gives every large tensor fresh pages from mmap and returns them when
+        # it is freed, so each forward pass pays a page fault per 4 KiB again (3.3's 1,024-token
+        # attention: 48 MiB a tensor). Kept by malloc instead, freed memory is reused: 3.3's
+        # forward passes take a quarter less time. Workers are short-lived; peak use is the same.
+        MALLOC_MMAP_MAX_="0",
+        MALLOC_TRIM_THRESHOLD_=str(1 << 40),
     )
     return env
 
