@@ -1,8 +1,10 @@
 """Pytest configuration: make tests/support.py importable; mark the slowest tests ``slow``, so
 that ``pytest -m "not slow"`` leaves them out in day-to-day work (README, Development); and give
 the fresh-venv install tests a head start (``tests/headstart.py``): their installs begin with
-the session, in the background, and the tests themselves run last."""
+the session, in the background, and the tests themselves run last. The suite runs on every
+core (pytest-xdist, ``-n auto`` in pyproject.toml), at most four test processes."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -33,9 +35,17 @@ SLOW = (
 
 
 def pytest_configure(config):
+    headstart.configure()  # before xdist starts its workers: they inherit the shared folder
     config.addinivalue_line(
         "markers", "install(name): needs the fresh-venv install NAME of tests/headstart.py"
     )
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: one test process per core, at most 4 (a test may run a whole grade: judge,
+    fork server and workers, a few hundred MB each)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, 4))
 
 
 @pytest.hookimpl(specname="pytest_collection_modifyitems", tryfirst=True)  # before -m selects
@@ -57,4 +67,4 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    headstart.cleanup()
+    headstart.finish()

@@ -5,13 +5,16 @@ The tests that need one are marked ``@pytest.mark.install("NAME")``; ``conftest.
 them to the end of the run and starts, in one background thread, the installs of the marked
 tests that were collected (one at a time: two at once would only fight over the same disk and
 slow the grading tests around them). A test gets its install with ``wait("NAME")``: the
-folder it happened in and every step's output, each step checked by the test itself.
+folder it happened in and every step's output, each step checked by the test itself. Under
+pytest-xdist the installs run once, in the first worker that collects them, and any worker's
+test finds their outcome in the folder the run shares.
 
 Set ``GRADER_SKIP_INSTALL_TESTS=1`` to skip those tests (and their installs) locally.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -118,43 +121,107 @@ INSTALLS: dict[str, Callable[[Path], Install]] = {
     "gradescope": gradescope_setup,
 }
 
-_done: dict[str, Install] = {}
-_failed: dict[str, BaseException] = {}
+
+def to_json(job: Install) -> dict:
+    return {
+        "folder": str(job.folder),
+        "steps": {
+            step: {"args": p.args, "returncode": p.returncode, "stdout": p.stdout,
+                   "stderr": p.stderr}
+            for step, p in job.steps.items()
+        },
+        "seconds": job.seconds,
+        "paths": {k: str(v) for k, v in job.paths.items()},
+    }  # fmt: skip
+
+
+def from_json(doc: dict) -> Install:
+    return Install(
+        Path(doc["folder"]),
+        {s: subprocess.CompletedProcess(**p) for s, p in doc["steps"].items()},
+        doc["seconds"],
+        {k: Path(v) for k, v in doc["paths"].items()},
+    )
+
+
+# Under pytest-xdist every worker collects every test, and any worker may get an install
+# test: the installs happen once, in the first process that asks (a lock file), in a folder
+# that the whole run shares (``SHARED``, made by the process that started the run: the
+# controller, or pytest itself without xdist); each one's outcome is written there as JSON,
+# where any process finds it.
+SHARED = "GRADER_HEADSTART_DIR"
 _thread: threading.Thread | None = None
-_folder: Path | None = None
+_made_here: Path | None = None
+
+
+def configure() -> None:
+    """Make the run's shared folder (in the process that starts the run; workers inherit it)."""
+    global _made_here
+    if SHARED not in os.environ:
+        _made_here = Path(tempfile.mkdtemp(prefix="grader-installs-"))
+        os.environ[SHARED] = str(_made_here)
+
+
+def _shared() -> Path:
+    configure()
+    return Path(os.environ[SHARED])
+
+
+def _outcome(name: str) -> Path:
+    return _shared() / f"{name}.json"
 
 
 def begin(names: list[str]) -> None:
-    """Start the installs ``names`` one after the other in a background thread."""
-    global _thread, _folder
+    """Start the installs ``names`` one after the other in a background thread, unless some
+    process of this run has started them already."""
+    global _thread
     if _thread is not None or SKIP or not names:
         return
-    _folder = Path(tempfile.mkdtemp(prefix="grader-installs-"))
+    mine = _shared() / f"begun.{os.getpid()}"
+    mine.write_text("\n".join(names))
+    try:  # a link is made whole or not at all: whoever reads "begun" reads every name
+        os.link(mine, _shared() / "begun")
+    except FileExistsError:
+        return
+    finally:
+        mine.unlink()
 
     def work() -> None:
         for name in names:
             try:
-                _done[name] = INSTALLS[name](_folder / name)
+                doc = to_json(INSTALLS[name](_shared() / name))
             except BaseException as exc:  # reported by the test that waits for it
-                _failed[name] = exc
+                doc = {"error": f"{type(exc).__name__}: {exc}"}
+            partial = _outcome(name).with_suffix(".part")
+            partial.write_text(json.dumps(doc))
+            partial.replace(_outcome(name))
 
     _thread = threading.Thread(target=work, name="installs", daemon=True)
     _thread.start()
 
 
 def wait(name: str) -> Install:
-    """The install ``name``, begun now if no one began it (a test run on its own)."""
+    """The install ``name`` (begun now if no process of the run began the installs)."""
     begin([name])
+    deadline = time.monotonic() + 2 * TIMEOUT
+    begun = _shared() / "begun"
+    while not _outcome(name).exists():
+        if name not in begun.read_text().split():
+            break  # the installs were begun for other tests: this one runs here
+        assert time.monotonic() < deadline, f"install {name!r}: no outcome in {2 * TIMEOUT} s"
+        time.sleep(1.0)
+    if not _outcome(name).exists():  # the installs begun here were others: run this one now
+        return INSTALLS[name](Path(tempfile.mkdtemp(prefix=f"grader-{name}-")))
+    doc = json.loads(_outcome(name).read_text())
+    if "error" in doc:
+        raise RuntimeError(f"install {name!r} failed: {doc['error']}")
+    return from_json(doc)
+
+
+def finish() -> None:
+    """At the end of a process's session: let the installs begun here finish (a test in
+    another process may wait for them), then remove the shared folder if it was made here."""
     if _thread is not None:
-        while name not in _done and name not in _failed and _thread.is_alive():
-            _thread.join(timeout=1.0)
-    if name in _failed:
-        raise _failed[name]
-    if name not in _done:  # the thread ran other installs only: run this one here
-        _done[name] = INSTALLS[name](Path(tempfile.mkdtemp(prefix=f"grader-{name}-")))
-    return _done[name]
-
-
-def cleanup() -> None:
-    if _thread is not None and not _thread.is_alive() and _folder is not None:
-        shutil.rmtree(_folder, ignore_errors=True)
+        _thread.join(timeout=2 * TIMEOUT)
+    if _made_here is not None:
+        shutil.rmtree(_made_here, ignore_errors=True)

@@ -376,3 +376,22 @@ def test_usage_errors(klass, tmp_path, args, needle):
     proc = batch(*args)
     assert proc.returncode == 2
     assert needle in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_the_main_process_never_imports_torch(tmp_path):
+    """Only the judge processes need torch: the process that hands out the submissions and
+    writes the gradebook, the dashboard and the similarity table does not pay its second."""
+    klass = tmp_path / "class"
+    make_submission(klass / "alice", {"3.1": SOLUTION / "exercises" / "ex3_1_weight_transfer.py"})
+    out = tmp_path / "out"
+    code = (
+        "import sys\n"
+        "from grader.commands import cli\n"
+        f"code = cli.main(['batch', {str(klass)!r}, '-o', {str(out)!r}, '-j', '1', *{FAST!r}])\n"
+        "print('torch' in sys.modules, 'hypothesis' in sys.modules, code)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600
+    )
+    assert proc.stdout.split()[-3:] == ["False", "False", "0"], proc.stdout + proc.stderr
+    assert (out / "similarity.csv").is_file() and (out / "gradebook.csv").is_file()

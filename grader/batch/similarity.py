@@ -84,13 +84,15 @@ def kgram_hashes(tokens: list[Token]) -> list[int | None]:
 
 
 def base_files() -> list[Path]:
-    """The shared base: the book's code (reference/) and the handed-out stubs (exercises/)."""
-    import exercises
-    import reference
+    """The shared base: the book's code (reference/) and the handed-out stubs (exercises/),
+    found without importing them (``reference`` imports torch, which this process never needs)."""
+    import importlib.util
 
     files: list[Path] = []
-    for package in (reference, exercises):
-        folder = Path(package.__file__).parent
+    for package in ("reference", "exercises"):
+        spec = importlib.util.find_spec(package)
+        assert spec is not None and spec.submodule_search_locations, package
+        folder = Path(next(iter(spec.submodule_search_locations)))
         files += sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
     return files
 

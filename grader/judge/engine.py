@@ -170,7 +170,7 @@ def grade(
         score=round(sum(r.score for r in results), 6),
         max_score=sum(r.max_score for r in results),
         grader_version=__version__,
-        torch_version=torch.__version__,
+        torch_version=str(torch.__version__),  # a plain str: a TorchVersion unpickles with torch
         seed=seed,
         duration_s=round(time.monotonic() - began, 3),
         exercises=results,

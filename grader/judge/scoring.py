@@ -7,10 +7,13 @@ from __future__ import annotations
 import dataclasses
 import importlib
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-from grader.judge.properties import Check
 from grader.result.schema import CheckResult, ExerciseResult
 from grader.shared.registry import Exercise
+
+if TYPE_CHECKING:  # a type only: the batch's main process reads this module without torch
+    from grader.judge.properties import Check
 
 
 def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
