@@ -3,11 +3,9 @@ and grading them quickly (few examples per check)."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,15 +97,11 @@ def clone_of(dest: Path, replacements: dict[str, Path] | None = None) -> Path:
 
 def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     """A reproduce snippet run as ``python -c`` in ``cwd``, the grader and ``reference``
-    importable (as in a student's environment, where the package is installed)."""
-    return subprocess.run(
-        [sys.executable, "-c", snippet],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    importable (as in a student's environment, where the package is installed): forked from
+    a warm interpreter that has imported torch only (``tests/pastebox.py``)."""
+    from pastebox import BOX
+
+    return BOX.run(snippet, cwd)
 
 
 def run_snippet(source: str, folder: Path) -> str:

@@ -22,7 +22,7 @@ from test_similarity import notebook_copy_of
 
 from grader.shared.registry import BY_ID
 
-FAST = ["--seed", "20241", "-e", "4.2", "-e", "4.3", "--max-examples", "3"]
+FAST = ["--seed", "20241", "-e", "4.2", "-e", "4.3", "--max-examples", "3", "-j", "1"]
 
 
 def make_class(root: Path) -> Path:

@@ -29,6 +29,17 @@ def grade(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.C
     )
 
 
+def grade_here(capsys, *args: str) -> subprocess.CompletedProcess:
+    """``grade ARGS`` run in this process (its fork server stays warm between tests): for the
+    tests of what grade writes, not of how its process starts and ends (those use ``grade``)."""
+    from grader.commands.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["grade", *args], code, out, err)
+
+
 def strip_duration(doc: dict) -> dict:
     return {k: v for k, v in doc.items() if k != "duration_s"}
 
@@ -50,8 +61,8 @@ def test_exit_0_and_valid_json_when_everything_passes(tmp_path):
     assert doc["score"] == doc["max_score"] == 10
 
 
-def test_exit_1_when_a_check_fails(mutant_submission):
-    proc = grade(str(mutant_submission), "-e", "3.1", "--format", "json", *FAST)
+def test_exit_1_when_a_check_fails(mutant_submission, capsys):
+    proc = grade_here(capsys, str(mutant_submission), "-e", "3.1", "--format", "json", *FAST)
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     jsonschema.validate(doc, SCHEMA)
@@ -63,11 +74,15 @@ def test_exit_1_when_a_check_fails(mutant_submission):
     assert ex["score"] == sum(c["points"] for c in ex["checks"])
 
 
-def test_same_json_on_every_run_apart_from_duration(mutant_submission):
+def test_same_json_on_every_run_apart_from_duration(mutant_submission, capsys):
     runs = [
-        json.loads(grade(str(mutant_submission), "-e", "3.1", "--format", "json", *FAST).stdout)
-        for _ in range(2)
-    ]
+        json.loads(grade(str(mutant_submission), "-e", "3.1", "--format", "json", *FAST).stdout),
+        json.loads(
+            grade_here(
+                capsys, str(mutant_submission), "-e", "3.1", "--format", "json", *FAST
+            ).stdout
+        ),
+    ]  # a new process and a warm one
     assert strip_duration(runs[0]) == strip_duration(runs[1])
 
 
@@ -94,37 +109,37 @@ def test_not_a_submission_is_a_clear_error(tmp_path):
     assert proc.returncode == 2 and "no exercises/ folder" in proc.stderr
 
 
-def test_missing_file_is_missing_not_a_crash(tmp_path):
+def test_missing_file_is_missing_not_a_crash(tmp_path, capsys):
     folder = make_submission(tmp_path / "s", {"3.2": None})
-    proc = grade(str(folder), "-e", "3.1", "-e", "3.2", "--format", "json", *FAST)
+    proc = grade_here(capsys, str(folder), "-e", "3.1", "-e", "3.2", "--format", "json", *FAST)
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     status = {e["id"]: e["status"] for e in doc["exercises"]}
     assert status == {"3.1": "passed", "3.2": "missing"}
 
 
-def test_syntax_error_is_error_with_file_and_line(tmp_path):
+def test_syntax_error_is_error_with_file_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.py"
     bad.write_text("def transfer_weights(a, b)\n    pass\n")
     folder = make_submission(tmp_path / "s", {"3.1": bad})
-    doc = json.loads(grade(str(folder), "-e", "3.1", "--format", "json", *FAST).stdout)
+    doc = json.loads(grade_here(capsys, str(folder), "-e", "3.1", "--format", "json", *FAST).stdout)
     (ex,) = doc["exercises"]
     assert ex["status"] == "error" and ex["score"] == 0
     assert "ex3_1_weight_transfer.py, line 1" in ex["checks"][0]["message"]
 
 
-def test_non_utf8_source_is_an_error_not_a_crash(tmp_path):
+def test_non_utf8_source_is_an_error_not_a_crash(tmp_path, capsys):
     bad = tmp_path / "bad.py"
     bad.write_bytes(b'NAME = "caf\xe9"\ndef transfer_weights(a, b):\n    pass\n')
     folder = make_submission(tmp_path / "s", {"3.1": bad})
-    proc = grade(str(folder), "-e", "3.1", "--format", "json", *FAST)
+    proc = grade_here(capsys, str(folder), "-e", "3.1", "--format", "json", *FAST)
     assert proc.returncode == 1, proc.stderr
     (ex,) = json.loads(proc.stdout)["exercises"]
     assert ex["status"] == "error"
 
 
-def test_text_report_has_no_colour_when_not_a_tty(mutant_submission):
-    proc = grade(str(mutant_submission), "-e", "3.1", *FAST)
+def test_text_report_has_no_colour_when_not_a_tty(mutant_submission, capsys):
+    proc = grade_here(capsys, str(mutant_submission), "-e", "3.1", *FAST)
     assert "\x1b[" not in proc.stdout
     assert "Score: " in proc.stdout and "Reproduce" in proc.stdout
 
@@ -148,11 +163,11 @@ def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
     assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr
 
 
-def test_the_report_suggests_rerunning_the_first_exercise_left_short(tmp_path):
+def test_the_report_suggests_rerunning_the_first_exercise_left_short(tmp_path, capsys):
     folder = make_submission(
         tmp_path / "alice", {"4.1": CORPUS / "ex4_1" / "wrong_counts_mask_buffer.py"}
     )
-    proc = grade(str(folder), "-e", "4.1", "--seed", "7", *FAST)
+    proc = grade_here(capsys, str(folder), "-e", "4.1", "--seed", "7", *FAST)
     assert proc.returncode == 1, proc.stderr
     (footer,) = [line for line in proc.stdout.splitlines() if line.startswith("More:")]
     assert footer.startswith(f"More: grade {folder} --seed 7 --max-examples 4 -e 4.1 -v ")

@@ -41,6 +41,23 @@ def test_a_submission_elsewhere_runs_from_the_clone_holding_the_stubs(tmp_path, 
         assert shows in proc.stdout, proc.stdout
 
 
+def test_a_paste_into_the_warm_interpreter_is_a_paste_into_a_fresh_one(tmp_path, monkeypatch):
+    """The suite pastes snippets into a warm interpreter (tests/pastebox.py); a fresh
+    ``python -c`` gives the same output and exit status, for a snippet that shows a failure
+    and for one that raises."""
+    from pastebox import BOX, fresh
+
+    folder = make_submission(tmp_path / "alice", MUTANTS)
+    monkeypatch.chdir(ROOT)
+    result = grade_folder(Path(os.path.relpath(folder)), ["3.1", "4.1"], max_examples=4)
+    raises = "import torch\nfrom reference import GELU\nprint(GELU()(torch.ones(2)))\n1 / 0\n"
+    for snippet in (first_snippet(result, "3.1"), first_snippet(result, "4.1"), raises):
+        warm, cold = BOX.run(snippet, ROOT), fresh(snippet, ROOT)
+        assert (warm.returncode, warm.stdout) == (cold.returncode, cold.stdout)
+        assert warm.stderr.splitlines()[-1:] == cold.stderr.splitlines()[-1:]
+    assert "ZeroDivisionError" in warm.stderr and "tensor([0.8412, 0.8412])" in warm.stdout
+
+
 def test_the_stubs_snippet_shows_not_done_yet(monkeypatch):
     monkeypatch.chdir(ROOT)
     result = grade_folder(Path("."), ["3.1"], max_examples=1)
