@@ -166,8 +166,8 @@ def main() -> None:
 
         for exercise in EXERCISES:  # torch, hypothesis and every check, once for all requests
             checks_for(exercise)
-    torch.set_num_threads(1)  # as in grade: the judge's tensors are small, the cores are the
-    # workers'
+    # As in grade: the judge's tensors are small, the cores are the workers'.
+    torch.set_num_threads(1)
     serve(sys.stdin, replies, start)
 
 
