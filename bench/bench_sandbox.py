@@ -28,6 +28,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import tree_pids  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 XL_ANSWER = ROOT / "tests/corpus/ex4_2/correct_instantiates_with_element_size.py"
 SOLUTION = ROOT / "tests/submissions/solution"
@@ -115,25 +118,6 @@ def start_costs(runs: int) -> tuple[list[float], list[float], list[float]]:
     return handles, readies, sixes
 
 
-def tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    stat = f.read()
-                ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            except (OSError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return found
-
-
 def memory_of(pids: list[int]) -> tuple[int, int]:
     rss = pss = 0
     for pid in pids:
@@ -177,7 +161,7 @@ def peak_memory() -> tuple[int, int, float, str]:
 
         def sample():
             while not done.is_set():
-                rss, pss = memory_of(tree(process.pid))
+                rss, pss = memory_of(tree_pids(process.pid))
                 peaks[0], peaks[1] = max(peaks[0], rss), max(peaks[1], pss)
                 time.sleep(0.02)
 

@@ -42,12 +42,20 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_pss_kib(root: int) -> int | None:
-    """The summed PSS of ``root`` and all its descendants, in KiB."""
-    tree, total, todo, seen = _children(), 0, [root], False
+def tree_pids(root: int) -> list[int]:
+    """``root`` and all its descendants."""
+    tree, found, todo = _children(), [], [root]
     while todo:
         pid = todo.pop()
+        found.append(pid)
         todo.extend(tree.get(pid, ()))
+    return found
+
+
+def tree_pss_kib(root: int) -> int | None:
+    """The summed PSS of ``root`` and all its descendants, in KiB."""
+    total, seen = 0, False
+    for pid in tree_pids(root):
         try:
             with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:

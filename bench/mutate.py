@@ -2,7 +2,7 @@
 
 Each mutant (``bench/mutants.py``: one operator, constant, argument, default or statement
 changed) of an instructor solution in ``tests/submissions/solution/exercises/`` is written to a
-submission folder of its own and graded with the grader's Python API (``grader.judge.grade``,
+submission folder of its own and graded with the grader's Python API (``grader.judge.engine.grade``,
 the grader's own example counts and the public seed). A mutant is *killed* when its exercise
 does not pass (a check fails, an error, a timeout), and *survives* when it gets full marks.
 Survivors are either holes in the checks or changes the contract allows (see

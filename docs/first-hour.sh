@@ -5,6 +5,7 @@
 set -uo pipefail
 SRC=${1:?repository to clone}
 WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT  # the clone and its venv (torch included)
 cd "$WORK"
 show() {  # show "what the user types" [lines to keep]
   local cmd=$1 keep=${2:-40}

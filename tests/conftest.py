@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import headstart  # noqa: E402  (importable only once the path above is set)
+from support import CORPUS, clone_of, grade_folder  # noqa: E402
 
 # Node ids (or their start) of the slowest tests, measured with --durations, besides the
 # fresh-venv installs (marked ``install``): whole `grade batch` runs, the corpus of answers,
@@ -64,6 +65,31 @@ def pytest_collection_modifyitems(session, config, items):
     items[:] = [i for i in items if not i.get_closest_marker("install")] + installs
     names = [i.get_closest_marker("install").args[0] for i in installs]
     headstart.begin(list(dict.fromkeys(names)))
+
+
+@pytest.fixture(scope="module")
+def solution_clone(tmp_path_factory) -> Path:
+    """A student's clone holding the solution: where a snippet must show success."""
+    return clone_of(tmp_path_factory.mktemp("solution"))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grade one corpus file for one exercise, once per module: (its clone, the result)."""
+    cache: dict = {}
+
+    def grade_case(exercise_id: str, case: str):
+        if (exercise_id, case) not in cache:
+            module = "ex" + exercise_id.replace(".", "_")
+            folder = clone_of(
+                tmp_path_factory.mktemp("sub"), {exercise_id: CORPUS / module / f"{case}.py"}
+            )
+            # Snippets name the clone as its student does ("."): pasted in a clone, they run it.
+            (result,) = grade_folder(folder, [exercise_id], shown_as=".").exercises
+            cache[exercise_id, case] = folder, result
+        return cache[exercise_id, case]
+
+    return grade_case
 
 
 def pytest_sessionfinish(session, exitstatus):

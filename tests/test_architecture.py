@@ -15,6 +15,7 @@ import ast
 from pathlib import Path
 
 import grimp
+import pytest
 from importlinter.cli import lint_imports
 from support import ROOT
 
@@ -65,17 +66,21 @@ def test_the_import_contracts_hold(capsys):
     assert code == 0, capsys.readouterr().out
 
 
-def test_no_import_cycle_among_the_modules():
-    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
+@pytest.fixture(scope="module")
+def graph():
+    """The import graph of ``grader`` and ``reference``, built once for the tests below."""
+    return grimp.build_graph(*PACKAGES, cache_dir=None)
+
+
+def test_no_import_cycle_among_the_modules(graph):
     edges = {m: graph.find_modules_directly_imported_by(m) - {m} for m in graph.modules}
     cycles = [c for c in strongly_connected(edges) if len(c) > 1]
     assert cycles == []
 
 
-def test_no_module_imports_its_own_package_face():
+def test_no_module_imports_its_own_package_face(graph):
     """``grader`` and ``reference`` are what users import; a module of theirs that imported
     its own package back would close a cycle as soon as the face imports one of its modules."""
-    graph = grimp.build_graph(*PACKAGES, cache_dir=None)
     inside = {
         face: {m for m in graph.find_modules_that_directly_import(face) if m.startswith(face + ".")}
         for face in PACKAGES

@@ -7,9 +7,6 @@ once per worker."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
-from support import CORPUS, ROOT, SOLUTION, clone_of, grade_folder
+from support import CORPUS, SOLUTION, clone_of, grade_folder, paste
 
 from grader.judge.checks import ex3_1, ex3_2, ex3_3
 from grader.judge.checks.attention_rebuild import (
@@ -59,7 +56,7 @@ def run_snippets(sources: dict[str, str], folder: Path) -> dict[str, str]:
     one interpreter, each in a fresh namespace; returns what each printed, or its error."""
     runner = (
         "import io, sys, contextlib, traceback\n"
-        "sources = eval(sys.stdin.read())\n"
+        f"sources = {sources!r}\n"
         "for name, src in sources.items():\n"
         "    out = io.StringIO()\n"
         "    with contextlib.redirect_stdout(out):\n"
@@ -70,15 +67,7 @@ def run_snippets(sources: dict[str, str], folder: Path) -> dict[str, str]:
         "    print('=====', name)\n"
         "    print(out.getvalue())\n"
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", runner],
-        input=repr(sources),
-        cwd=folder,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    proc = paste(runner, folder)
     assert proc.returncode == 0, proc.stderr[-2000:]
     outputs, name = {}, None
     for line in proc.stdout.splitlines():
@@ -101,11 +90,6 @@ def mutant_runs(tmp_path_factory):
         result = grade_folder(folder, CHAPTER_3, shown_as=".")
         runs[label] = folder, {e.id: e for e in result.exercises}
     return runs
-
-
-@pytest.fixture(scope="module")
-def solution_clone(tmp_path_factory) -> Path:
-    return clone_of(tmp_path_factory.mktemp("solution"))
 
 
 def failed_check(result, name_part: str):

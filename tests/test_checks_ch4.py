@@ -11,13 +11,12 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
-from support import CORPUS, ROOT, SOLUTION, clone_of, grade_folder, make_submission, run_snippet
+from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission, run_snippet
 
 from grader.judge.checks import ex4_1, ex4_2, ex4_3
 from grader.judge.checks.gpt_reference import (
@@ -37,30 +36,6 @@ FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(Health
 
 
 # --- helpers ----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def solution_clone(tmp_path_factory) -> Path:
-    return clone_of(tmp_path_factory.mktemp("solution"))
-
-
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Grade one corpus file for one exercise, once per module: (its clone, the result)."""
-    cache: dict = {}
-
-    def grade_case(exercise_id: str, case: str):
-        if (exercise_id, case) not in cache:
-            module = "ex" + exercise_id.replace(".", "_")
-            folder = clone_of(
-                tmp_path_factory.mktemp("sub"), {exercise_id: CORPUS / module / f"{case}.py"}
-            )
-            # Snippets name the clone as its student does ("."): pasted in a clone, they run it.
-            (result,) = grade_folder(folder, [exercise_id], shown_as=".").exercises
-            cache[exercise_id, case] = folder, result
-        return cache[exercise_id, case]
-
-    return grade_case
 
 
 def failed_check(result, name_part: str):

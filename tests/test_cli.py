@@ -144,10 +144,29 @@ def test_text_report_has_no_colour_when_not_a_tty(mutant_submission, capsys):
     assert "Score: " in proc.stdout and "Reproduce" in proc.stdout
 
 
-def test_grading_leaves_nothing_in_the_working_folder(tmp_path):
-    proc = grade(str(SOLUTION), "-e", "3.1", *FAST, cwd=tmp_path)
+def test_grading_leaves_nothing_behind(tmp_path):
+    """Nothing in the working folder (e.g. no .hypothesis cache). And ``grade`` skips the
+    interpreter's teardown, not its own clean-up: the fork server, its workers and every
+    temporary folder are gone when it returns, and the output is whole."""
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    proc = grade(
+        str(SOLUTION), "-e", "3.1", *FAST, "--format", "json",
+        cwd=work, env={**os.environ, "TMPDIR": str(tmp)},
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert list(tmp_path.iterdir()) == []  # e.g. no .hypothesis cache
+    assert json.loads(proc.stdout)["score"] == 10
+    assert list(work.iterdir()) == []
+    assert list(tmp.iterdir()) == []
+    left = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(tmp) in os.readlink(entry / "cwd"):
+                left.append(entry.name)
+        except OSError:
+            continue
+    assert left == []
 
 
 def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
@@ -190,33 +209,6 @@ def test_the_time_reported_counts_from_the_process_start():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert float(proc.stdout) >= 0.3, proc.stderr
-
-
-def test_the_quick_exit_leaves_no_process_and_no_temporary_file(tmp_path):
-    """``grade`` skips the interpreter's teardown, not its own clean-up: the fork server, its
-    workers and every temporary folder are gone when it returns, and the output is whole."""
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    proc = grade(
-        str(SOLUTION),
-        "-e",
-        "3.1",
-        *FAST,
-        "--format",
-        "json",
-        env={**os.environ, "TMPDIR": str(tmp)},
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["score"] == 10
-    assert list(tmp.iterdir()) == []
-    left = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and str(tmp) in os.readlink(entry / "cwd"):
-                left.append(entry.name)
-        except OSError:
-            continue
-    assert left == []
 
 
 def test_heavy_imports_turn_the_collector_off_then_freeze_and_turn_it_back_on():

@@ -10,9 +10,9 @@ import sys
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import ROOT, SOLUTION, TEST_MAX_EXAMPLES
+from support import ROOT, TEST_MAX_EXAMPLES
 
-from grader.shared.registry import EXERCISES
+from grader.shared.registry import BY_ID, EXERCISES
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -31,14 +31,9 @@ GRADED_3_2 = (
 )
 
 
-def solution_source(exercise_id: str) -> str:
-    path = SOLUTION / "exercises" / next(e.filename for e in EXERCISES if e.id == exercise_id)
-    return path.read_text(encoding="utf-8")
-
-
 def solution_mutants() -> st.SearchStrategy[Mutant]:
     """Any mutant of any of the six solutions."""
-    every = [m for e in EXERCISES for m in mutants(solution_source(e.id))]
+    every = [m for e in EXERCISES for m in mutate.exercise_mutants(e.id)]
     return st.sampled_from(every)
 
 
@@ -67,7 +62,7 @@ def graded_3_2() -> list[mutate.Verdict]:
         for i, m in enumerate(mutate.exercise_mutants("3.2"))
         if m.description.startswith(GRADED_3_2)
     ]
-    jobs = [("3.2", "ex3_2_wrapper_2d.py", i, m, None, TEST_MAX_EXAMPLES) for i, m in chosen]
+    jobs = [("3.2", BY_ID["3.2"].filename, i, m, None, TEST_MAX_EXAMPLES) for i, m in chosen]
     return mutate.run(jobs)
 
 
@@ -91,7 +86,7 @@ def test_docstrings_and_imports_are_never_mutated(source):
 
 
 def test_the_operators_the_mutator_promises_are_found():
-    kinds = {m.kind for e in EXERCISES for m in mutants(solution_source(e.id))}
+    kinds = {m.kind for e in EXERCISES for m in mutate.exercise_mutants(e.id)}
     assert kinds >= {"operator", "compare", "constant", "default", "transpose", "swap"}
     assert kinds >= {"keyword", "return", "statement"}
     found = {m.description for m in mutate.exercise_mutants("3.2")}

@@ -5,26 +5,9 @@ with the solution)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from support import CORPUS, clone_of, grade_folder, run_snippet
+from support import run_snippet
 
 from grader.judge.checks.ex4_3_block import BLOCK_CHECK
-
-
-@pytest.fixture(scope="module")
-def solution_clone(tmp_path_factory) -> Path:
-    return clone_of(tmp_path_factory.mktemp("solution"))
-
-
-def graded_case(tmp_path: Path, exercise_id: str, case: str):
-    """A clone with one corpus answer, graded on its exercise: (the clone, the result)."""
-    module = "ex" + exercise_id.replace(".", "_")
-    folder = clone_of(tmp_path / "sub", {exercise_id: CORPUS / module / f"{case}.py"})
-    # shown_as=".": the snippets load the answer of the clone they are run in (as in a student's)
-    (result,) = grade_folder(folder, [exercise_id], shown_as=".").exercises
-    return folder, result
 
 
 def only_failure(result):
@@ -33,8 +16,8 @@ def only_failure(result):
     return failing[0]
 
 
-def test_3_2_default_dropout_is_named_and_its_snippet_shows_it(tmp_path, solution_clone):
-    folder, result = graded_case(tmp_path, "3.2", "wrong_default_dropout")
+def test_3_2_default_dropout_is_named_and_its_snippet_shows_it(graded, solution_clone):
+    folder, result = graded("3.2", "wrong_default_dropout")
     check = only_failure(result)
     assert check.name.startswith("called without dropout")
     assert "dropout layers drop with p = 0.1" in check.message
@@ -45,16 +28,16 @@ def test_3_2_default_dropout_is_named_and_its_snippet_shows_it(tmp_path, solutio
     assert "same as with dropout=0.0: True" in run_snippet(check.reproduce, solution_clone)
 
 
-def test_3_2_default_dropout_applied_by_hand_shows_in_the_output(tmp_path):
-    _, result = graded_case(tmp_path, "3.2", "wrong_default_dropout_functional")
+def test_3_2_default_dropout_applied_by_hand_shows_in_the_output(graded):
+    _, result = graded("3.2", "wrong_default_dropout_functional")
     check = next(c for c in result.checks if c.name.startswith("called without dropout"))
     assert not check.passed
     assert "in train mode after torch.manual_seed(" in check.message
     assert "differs from the expected values" in check.message
 
 
-def test_4_3_block_rate_outside_cfg_is_named_and_its_snippet_shows_it(tmp_path, solution_clone):
-    folder, result = graded_case(tmp_path, "4.3", "wrong_block_rate_default")
+def test_4_3_block_rate_outside_cfg_is_named_and_its_snippet_shows_it(graded, solution_clone):
+    folder, result = graded("4.3", "wrong_block_rate_default")
     check = only_failure(result)
     assert check.name == BLOCK_CHECK.name
     assert "drop_rate" not in str(check.counterexample)  # the check sets the rates itself
