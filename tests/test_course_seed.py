@@ -124,12 +124,6 @@ def test_sandboxed_workers_cannot_read_it_from_another_process(answers):
 # --- small pieces ------------------------------------------------------------------------------
 
 
-def test_the_public_seed_is_the_judges_default():
-    from grader.judge.properties import DEFAULT_SEED
-
-    assert PUBLIC_SEED == DEFAULT_SEED
-
-
 def test_choosing_the_seed_of_grade():
     from grader.judge.seeds import SeedError, for_grade
 

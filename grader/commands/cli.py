@@ -213,8 +213,8 @@ def run_grade(argv: list[str]) -> int:
     timing.mark("arguments")
     from grader.judge.early import default_starter
 
-    # The fork server imports torch while this process does, and starts the workers (and they
-    # import the student's files) meanwhile.
+    # The starter's fork server imports torch while this process does; grade_once asks it for
+    # the workers (which import the student's files) meanwhile.
     limits = limits_from(args)
     start = starter_from(args) or default_starter()
     if args.watch:

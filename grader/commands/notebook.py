@@ -61,7 +61,9 @@ ALL_CELL = "grader.check_all()"
 def stubs_folder() -> Path:
     """The ``exercises/`` folder that ships with this grader (next to the ``grader`` package,
     in a clone and in site-packages alike), never one from the current directory."""
-    beside = Path(__file__).resolve().parents[2] / "exercises"
+    from grader.commands.release import project_root
+
+    beside = project_root() / "exercises"
     if beside.is_dir():
         return beside
     import importlib.util

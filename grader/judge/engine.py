@@ -153,13 +153,8 @@ def grade(
             limits,
             check_points,
             processes or parallel.processes(),
+            submission.problems,
         )
-        results = [  # a file set aside (a symbolic link, not text): an error that says why
-            unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
-            if (reason := submission.problems.get(ex.id)) is not None
-            else r
-            for ex, r in zip(exercises, results, strict=True)
-        ]
     finally:
         for w in workers.values():
             w.close()
@@ -185,13 +180,17 @@ def _grade_all(
     limits: Limits,
     check_points: Mapping[str, Mapping[str, float]],
     processes: int,
+    set_aside: Mapping[str, str],
 ) -> list[ExerciseResult]:
     """Each exercise's result, in course order: in forked judge processes when more than one
     exercise has a worker and every worker can be watched from any process (fork-server
-    workers), else one after the other."""
+    workers), else one after the other. A file ``set_aside`` (a symbolic link, not text) is an
+    error that says why."""
 
     def job(ex: Exercise) -> Callable[[], ExerciseResult]:
         def run() -> ExerciseResult:
+            if (reason := set_aside.get(ex.id)) is not None:
+                return unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
             worker = workers.get(ex.id)
             try:
                 with timing.exercise(ex.id):

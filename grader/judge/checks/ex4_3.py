@@ -22,7 +22,9 @@ from grader.judge.checks.ex4_3_block import BLOCK_CHECK
 from grader.judge.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
     SPLIT_KEYS,
+    built_module,
     config_source,
+    isolated_rates,
     load_weights,
     reference_with_rates,
     set_rates,
@@ -54,7 +56,7 @@ PLACES = {
 
 def isolated_rate(key: str) -> st.SearchStrategy[dict]:
     """``key`` at 1.0 (its place is zeroed), the other two rates at 0.0."""
-    return st.just({k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS})
+    return st.just(isolated_rates(key))
 
 
 @st.composite
@@ -89,22 +91,15 @@ def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: i
     return oracle(x)
 
 
-def built_module(reply: dict) -> dict:
-    """The worker's reply to building the student's GPTModel(cfg), if it made a module."""
-    if not reply["module"]["is_module"]:
-        raise CheckFailed(f"GPTModel(cfg) made a {reply['module']['class']}, not a torch.nn.Module")
-    return reply
-
-
 def build_student(worker: WorkerHandle, cfg: dict) -> dict:
-    return built_module(worker.call("build", cfg=cfg))
+    return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
 
 
 def student_logits(worker: WorkerHandle, ex: dict, train: bool):
     """The student's logits on the judge's input with the oracle's weights, the oracle, the
     input and the oracle's own logits (each computed here while the worker computes)."""
     reply, (oracle, x) = worker.call_while("build", lambda: reference_and_input(ex), cfg=ex["cfg"])
-    reply = built_module(reply)
+    reply = built_module(reply, "GPTModel(cfg)")
     handle = reply["handle"]
     load_weights(worker, reply, oracle, "your model")
     got, expected = worker.call_while(

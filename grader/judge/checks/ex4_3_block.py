@@ -15,9 +15,18 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.judge.checks.gpt_reference import SPLIT_KEYS, config_source, load_weights, split_config
+from grader.judge.checks.gpt_reference import (
+    SPLIT_KEYS,
+    built_module,
+    config_source,
+    isolated_rates,
+    load_weights,
+    rateless_config,
+    set_block_rates,
+    split_config,
+)
 from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, assert_close, seed_torch
+from grader.judge.properties import Check, assert_close, seed_torch
 from grader.judge.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
 
@@ -43,17 +52,14 @@ def block_cases(draw) -> dict:
 
 def isolated(cfg: dict, key: str) -> dict:
     """``cfg`` with the three rates: ``key`` at 1.0, the other two at 0.0."""
-    return {**cfg, **{k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS}}
+    return {**cfg, **isolated_rates(key)}
 
 
 def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The reference block with ``cfg``'s rates, the input, and the block's train-mode output,
     made as the snippet makes them."""
     seed_torch(ex["seed"])
-    base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
-    block = TransformerBlock({**base, "drop_rate": 0.0})
-    block.drop_shortcut.p = cfg["drop_rate_shortcut"]
-    block.att.dropout.p = cfg["drop_rate_attn"]
+    block = set_block_rates(TransformerBlock(rateless_config(cfg)), cfg)
     shape = (ex["batch"], ex["n_tokens"], cfg["emb_dim"])
     x = torch.rand(shape, generator=torch.Generator().manual_seed(ex["seed"]))
     block.train()
@@ -67,10 +73,7 @@ def check_block(worker: WorkerHandle, ex: dict) -> None:
         reply, (reference, x, expected) = worker.call_while(
             "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
         )
-        if not reply["module"]["is_module"]:
-            raise CheckFailed(
-                f"TransformerBlock(cfg) made a {reply['module']['class']}, not a torch.nn.Module"
-            )
+        built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])
         assert_close(

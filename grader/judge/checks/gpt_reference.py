@@ -127,13 +127,30 @@ def split_config(cfg: dict, rates: dict) -> dict:
     return {**{k: v for k, v in cfg.items() if k != "drop_rate"}, **rates}
 
 
+def isolated_rates(key: str) -> dict:
+    """The three 4.3 rates: ``key`` at 1.0 (its place is zeroed), the other two at 0.0."""
+    return {k: 1.0 if k == key else 0.0 for k in SPLIT_KEYS}
+
+
+def rateless_config(cfg: dict) -> dict:
+    """A 4.3 config as the reference classes take it: one ``drop_rate``, at 0.0 (each place's
+    own rate is set on its module afterwards)."""
+    return {**{k: v for k, v in cfg.items() if not k.startswith("drop_rate")}, "drop_rate": 0.0}
+
+
 def reference_with_rates(cfg: dict) -> GPTModel:
     """The reference model, each dropout at the rate ``cfg`` (a 4.3 config) gives its place.
 
     Built exactly as ``REFERENCE_WITH_RATES_SOURCE`` builds it, so that snippets reproduce it.
     """
-    base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
-    return set_rates(GPTModel({**base, "drop_rate": 0.0}), cfg)
+    return set_rates(GPTModel(rateless_config(cfg)), cfg)
+
+
+def set_block_rates(block: nn.Module, rates: dict) -> nn.Module:
+    """Give a reference ``TransformerBlock``'s shortcut and attention dropouts their rates."""
+    block.drop_shortcut.p = rates["drop_rate_shortcut"]
+    block.att.dropout.p = rates["drop_rate_attn"]
+    return block
 
 
 def set_rates(model: GPTModel, rates: dict) -> GPTModel:
@@ -141,9 +158,15 @@ def set_rates(model: GPTModel, rates: dict) -> GPTModel:
     three 4.3 keys); returns ``model``."""
     model.drop_emb.p = rates["drop_rate_emb"]
     for block in model.trf_blocks:
-        block.drop_shortcut.p = rates["drop_rate_shortcut"]
-        block.att.dropout.p = rates["drop_rate_attn"]
+        set_block_rates(block, rates)
     return model
+
+
+def built_module(reply: dict, call: str) -> dict:
+    """The worker's reply to building the student's module with ``call``, if it made one."""
+    if not reply["module"]["is_module"]:
+        raise CheckFailed(f"{call} made a {reply['module']['class']}, not a torch.nn.Module")
+    return reply
 
 
 def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: str) -> None:
@@ -152,7 +175,8 @@ def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: st
     module keeps its own, so that a mask it builds wrongly shows in its outputs."""
     weights = {k: v.detach() for k, v in oracle.named_parameters()}
     loaded = worker.call("load", handle=reply["handle"], weights=weights)
-    missing = [k for k in loaded["missing"] if k not in set(reply["module"]["buffers"])]
+    buffers = set(reply["module"]["buffers"])
+    missing = [k for k in loaded["missing"] if k not in buffers]
     if missing:
         raise CheckFailed(
             f"the reference {type(oracle).__name__}'s weights do not fit {owner}: it has no "
