@@ -49,12 +49,9 @@ def _watch_parent(parent: int) -> None:
 def init_judge(sandbox: str, parent: int) -> None:
     """Set up this judge process (after ``init`` started the fork server)."""
     global starter
-    from grader.shared.heavyimports import heavy_imports
+    from grader.judge.ready import ready_to_judge
 
-    with heavy_imports():
-        import torch
-
-    torch.set_num_threads(1)
+    ready_to_judge()
     starter = make_starter(sandbox)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     atexit.register(_exit_now)  # runs first (last registered): see there

@@ -1,10 +1,10 @@
 """The batch's judge processes: a few long-lived processes that grade submissions in parallel.
 
 Each judge process is started once per batch (``spawn``: a clean interpreter, whatever threads
-the main process runs) and set up by ``grader.batch.boot``: torch imported once, one torch thread
-(the processes already fill the cores), one worker starter (the warm fork server of
-``grader.judge.launch.starter`` when it is there, so that no submission pays for an import of
-torch). The checks are imported by its first submission.
+the main process runs) and set up by ``grader.batch.boot``: torch and the checks imported once
+(``grader.judge.ready``), one torch thread (the processes already fill the cores), one worker
+starter (the warm fork server of ``grader.judge.launch.starter`` when it is there, so that no
+submission pays for an import of torch).
 Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
 
 Processes, not threads: hypothesis and the reference computations are Python under the GIL,

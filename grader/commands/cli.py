@@ -23,7 +23,6 @@ from grader.commands.options import (
 )
 from grader.shared import registry, timing
 from grader.shared.errors import UsageError
-from grader.shared.heavyimports import heavy_imports
 
 if TYPE_CHECKING:
     from grader.intake.submission import Submission
@@ -164,21 +163,14 @@ def grade_once(
     early = EarlyWorkers(submission, exercises, limits, start)
     try:
         try:
-            with heavy_imports():
-                import torch
+            from grader.judge.ready import ready_to_judge
 
-                from grader.judge.engine import grade
-                from grader.judge.scoring import checks_for
-
-                for exercise in registry.select(exercises):
-                    checks_for(exercise)
+            ready_to_judge(exercises)
         except BaseException:
             early.discard()
             raise
+        from grader.judge.engine import grade
 
-        # The judge's tensors are tiny: one thread avoids oversubscribing the cores its workers
-        # need (workers come from the fork server and keep torch's default thread count).
-        torch.set_num_threads(1)
         timing.mark("imports")
         result = grade(
             submission,

@@ -156,18 +156,9 @@ def main() -> None:
     from grader.judge.early import default_starter
 
     start = default_starter()  # the fork server imports torch in its process meanwhile
-    from grader.shared.heavyimports import heavy_imports
+    from grader.judge.ready import ready_to_judge
 
-    with heavy_imports():
-        import torch
-
-        from grader.judge.scoring import checks_for
-        from grader.shared.registry import EXERCISES
-
-        for exercise in EXERCISES:  # torch, hypothesis and every check, once for all requests
-            checks_for(exercise)
-    # As in grade: the judge's tensors are small, the cores are the workers'.
-    torch.set_num_threads(1)
+    ready_to_judge()  # every check, once for all requests
     serve(sys.stdin, replies, start)
 
 
