@@ -26,13 +26,11 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
+from grader.protocol import boot
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.safetext import one_line
 
-BOOT = (
-    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.commands.nbjudge import main; main()"
-)
+BOOT = boot.BOOT.format(module="grader.commands.nbjudge", function="main")
 
 
 class CheckError(ValueError):
@@ -61,11 +59,10 @@ class JudgeProcess:
         if self._proc is not None and self._proc.poll() is None and self._owner == os.getpid():
             return
         self._owner = os.getpid()
-        config = {"sys_path": [p or os.getcwd() for p in sys.path if isinstance(p, str)]}
         debug = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))
         self._stderr = None if debug else tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, json.dumps(config)],
+            boot.boot_arguments(BOOT, {}),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

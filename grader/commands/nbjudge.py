@@ -149,8 +149,9 @@ def serve(requests: TextIO, replies: TextIO, start) -> None:
         replies.flush()
 
 
-def main() -> None:
-    """The process's entry (``grader.commands.nbcheck`` starts it)."""
+def main(_config: dict | None = None) -> None:
+    """The process's entry (``grader.commands.nbcheck`` starts it; its boot passes the
+    ``sys.path`` it restored, nothing else)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupts are the kernel's
     replies = reply_channel()
     from grader.judge.early import default_starter

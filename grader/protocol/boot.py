@@ -45,14 +45,20 @@ LAYER_NAMES = {
 
 # A fresh interpreter (``-I``: no current folder, no ``PYTHON*`` variables) restores the
 # judge's ``sys.path`` from its JSON argument and enters the worker side.
-SPAWN_BOOT = (
+BOOT = (
     "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.worker.entry import spawned; spawned(a)"
+    "from {module} import {function}; {function}(a)"
 )
-FORK_SERVER_BOOT = (
-    "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
-    "from grader.worker.forkserver.template import main; main(a)"
-)
+SPAWN_BOOT = BOOT.format(module="grader.worker.entry", function="spawned")
+FORK_SERVER_BOOT = BOOT.format(module="grader.worker.forkserver.template", function="main")
+
+
+def boot_arguments(boot: str, config: dict) -> list[str]:
+    """The command line of a fresh interpreter running ``boot`` with ``config`` and this
+    process's ``sys.path``."""
+    path = [p or os.getcwd() for p in sys.path if isinstance(p, str)]  # a kernel's may hold others
+    config = {"sys_path": path, **config}
+    return [sys.executable, "-I", "-c", boot, json.dumps(config)]
 
 
 def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[str, str]:
@@ -97,7 +103,6 @@ def spawn_arguments(
     """The command line of a spawned worker; ``landlock``: it confines itself with Landlock
     where the kernel has it; ``handles``: the two ends are Windows handles."""
     spec = {
-        "sys_path": [p or os.getcwd() for p in sys.path],
         "exercise": exercise_id,
         "student_file": student_file,
         "root": submission_root,
@@ -108,15 +113,9 @@ def spawn_arguments(
         "rep_fd": rep_fd,
         "handles": handles,
     }
-    return [sys.executable, "-I", "-c", SPAWN_BOOT, json.dumps(spec)]
+    return boot_arguments(SPAWN_BOOT, spec)
 
 
 def fork_server_arguments(config: dict) -> list[str]:
     """The command line of the fork server; ``config`` is what its ``main`` reads."""
-    return [
-        sys.executable,
-        "-I",
-        "-c",
-        FORK_SERVER_BOOT,
-        json.dumps({"sys_path": [p or os.getcwd() for p in sys.path], **config}),
-    ]
+    return boot_arguments(FORK_SERVER_BOOT, config)
