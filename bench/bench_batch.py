@@ -127,8 +127,8 @@ def thread_worker(argv: list[str]) -> None:
     p.add_argument("--scores", type=Path)
     a = p.parse_args(argv)
     from grader.intake.load import load_submission
-    from grader.judge.early import default_starter
     from grader.judge.engine import grade
+    from grader.judge.launch.starter import default_starter
 
     start = default_starter()
 

@@ -93,7 +93,7 @@ def _init_judge() -> None:
 def _starter():
     global _STARTER
     if _STARTER is None:
-        from grader.judge.early import default_starter
+        from grader.judge.launch.starter import default_starter
 
         _STARTER = default_starter()
     return _STARTER

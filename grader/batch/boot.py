@@ -34,10 +34,9 @@ def init(sandbox: str, parent: int) -> None:
 
 def make_starter(sandbox: str) -> Starter:
     """The worker starter for ``Settings.sandbox``, chosen as ``grade`` chooses it."""
-    from grader.judge.early import default_starter
     from grader.judge.launch.starter import chosen_starter
 
-    return chosen_starter(sandbox == "none", sandbox == "strict") or default_starter()
+    return chosen_starter(sandbox == "none", sandbox == "strict")
 
 
 def _watch_parent(parent: int) -> None:

@@ -80,8 +80,9 @@ def limits_from(args: argparse.Namespace) -> Limits:
     return Limits(**{k: v for k, v in changes.items() if v is not None})
 
 
-def starter_from(args: argparse.Namespace) -> Starter | None:
-    """The worker starter the options ask for (``None``: the judge's default)."""
+def starter_from(args: argparse.Namespace) -> Starter:
+    """The worker starter the options ask for (``--no-sandbox``, ``--strict-sandbox``, or
+    neither: the default)."""
     from grader.judge.launch.starter import chosen_starter
 
     return chosen_starter(args.no_sandbox, args.strict_sandbox)
@@ -203,12 +204,10 @@ def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
     seed, submission = checked(args)
     timing.mark("arguments")
-    from grader.judge.early import default_starter
-
     # The starter's fork server imports torch while this process does; grade_once asks it for
     # the workers (which import the student's files) meanwhile.
     limits = limits_from(args)
-    start = starter_from(args) or default_starter()
+    start = starter_from(args)
     if args.watch:
         from grader.commands.watch import watch
 

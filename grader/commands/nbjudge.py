@@ -154,7 +154,7 @@ def main(_config: dict | None = None) -> None:
     ``sys.path`` it restored, nothing else)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupts are the kernel's
     replies = reply_channel()
-    from grader.judge.early import default_starter
+    from grader.judge.launch.starter import default_starter
 
     start = default_starter()  # the fork server imports torch in its process meanwhile
     from grader.judge.ready import ready_to_judge

@@ -19,7 +19,7 @@ from grader.shared.registry import select
 
 if TYPE_CHECKING:
     from grader.intake.submission import Submission
-    from grader.judge.launch.handle import Starter, WorkerHandle
+    from grader.judge.launch.handle import WorkerHandle
     from grader.protocol.limits import Limits
 
 
@@ -61,14 +61,3 @@ class EarlyWorkers:
         for handle in self.handles.values():
             handle.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def default_starter() -> Starter:
-    """The worker starter ``grade`` uses by default, found without importing torch."""
-    try:
-        from grader.judge.launch.starter import default_starter as sandboxed
-    except ImportError:
-        from grader.judge.launch.spawn import start_spawn
-
-        return start_spawn
-    return sandboxed()

@@ -17,8 +17,9 @@ import torch
 
 from grader.intake.submission import Submission
 from grader.judge import parallel, snippets
-from grader.judge.early import EarlyWorkers, default_starter
+from grader.judge.early import EarlyWorkers
 from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
+from grader.judge.launch.starter import default_starter
 from grader.judge.properties import DEFAULT_SEED, explain_student_error, run_check
 from grader.judge.resilience import keeps_going
 from grader.judge.scoring import (

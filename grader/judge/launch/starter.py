@@ -179,13 +179,11 @@ def starter_for(server: ForkServer) -> SandboxStarter:
     return SandboxStarter(server)
 
 
-def chosen_starter(no_sandbox: bool = False, strict: bool = False) -> Starter | None:
-    """The worker starter ``--no-sandbox`` or ``--strict-sandbox`` asks for (``None`` for
-    neither: the judge's default)."""
+def chosen_starter(no_sandbox: bool = False, strict: bool = False) -> Starter:
+    """The worker starter ``--no-sandbox`` or ``--strict-sandbox`` asks for; the default one
+    for neither."""
     if no_sandbox:
         from grader.judge.launch.spawn import start_spawn
 
         return start_spawn
-    if strict:
-        return default_starter(strict=True)
-    return None
+    return default_starter(strict=strict)
