@@ -18,6 +18,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -29,15 +30,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, run, torch_import  # noqa: E402
 
+from grader.shared.registry import EXERCISES as REGISTRY  # noqa: E402
+
 SOLUTION = ROOT / "tests" / "submissions" / "solution" / "exercises"
-EXERCISES = {
-    "3.1": "ex3_1_weight_transfer.py",
-    "3.2": "ex3_2_wrapper_2d.py",
-    "3.3": "ex3_3_gpt2_attention.py",
-    "4.1": "ex4_1_parameter_counts.py",
-    "4.2": "ex4_2_scaled_configs.py",
-    "4.3": "ex4_3_split_dropout.py",
-}
+EXERCISES = {e.id: e.filename for e in REGISTRY}
 GOAL = 1.3
 WAIT_S = 300.0
 
@@ -71,7 +67,7 @@ class Watcher:
                 return at, line
 
     def stop(self) -> None:
-        self.proc.send_signal(2)  # Ctrl-C
+        self.proc.send_signal(signal.SIGINT)  # Ctrl-C
         self.proc.wait(timeout=60)
 
 

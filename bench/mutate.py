@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -154,17 +155,14 @@ def run(
     progress: Callable[[Verdict], None] | None = None,
 ) -> list[Verdict]:
     """Every job's verdict, in the jobs' order; ``processes`` > 1 grades in a pool."""
-    if processes <= 1:
+    with ExitStack() as stack:
+        graded = map(judge, jobs)
+        if processes > 1:
+            context = get_context("spawn")
+            pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_init_judge)
+            graded = stack.enter_context(pool).map(judge, jobs, chunksize=1)
         verdicts = []
-        for job in jobs:
-            verdicts.append(judge(job))
-            if progress:
-                progress(verdicts[-1])
-        return verdicts
-    context = get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=context, initializer=_init_judge) as pool:
-        verdicts = []
-        for verdict in pool.map(judge, jobs, chunksize=1):
+        for verdict in graded:
             verdicts.append(verdict)
             if progress:
                 progress(verdict)
