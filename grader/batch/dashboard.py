@@ -17,19 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-import jinja2
-
 from grader.batch.compare import public_gaps
 from grader.batch.gradebook import exercise_ids, number
 from grader.batch.insight_view import failures_view, similarity_view
 from grader.batch.ledger import atomic_write
 from grader.judge.seeds import PUBLIC_SEED
+from grader.result.report_html import environment
 from grader.result.schema import TAMPERED
-from grader.result.template_files import templates_dir
 from grader.shared.registry import BY_ID
 from grader.shared.version import __version__
 
-TEMPLATES = templates_dir()
 BINS = 10
 HIST_W, HIST_H, HIST_PAD, HIST_TOP = 520, 200, 30, 18
 RATE_W, RATE_ROW, RATE_LABEL = 260, 22, 400
@@ -57,16 +54,6 @@ class CheckRate:
     @property
     def percent(self) -> str:
         return f"{100 * self.failed / self.total:.0f}%" if self.total else "-"
-
-
-def template_environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
 
 
 def histogram(fractions: list[float]) -> list[Bar]:
@@ -207,7 +194,7 @@ def context(db: sqlite3.Connection, title: str) -> dict:
 
 
 def render_dashboard(db: sqlite3.Connection, title: str = "Class dashboard") -> str:
-    return template_environment().get_template("dashboard.html.j2").render(context(db, title))
+    return environment().get_template("dashboard.html.j2").render(context(db, title))
 
 
 def write_dashboard(db: sqlite3.Connection, path: Path, title: str = "Class dashboard") -> None:

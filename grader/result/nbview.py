@@ -88,7 +88,7 @@ class CheckReport:
         from grader.result.common import example_text
         from grader.result.report_text import ICONS
 
-        env = report_html.environment()
+        env = report_html.environment()  # shared: adding the view's two filters is idempotent
         env.filters["example"] = example_text
         env.filters["folded"] = _folded
         page = report_html.context(self._shown)

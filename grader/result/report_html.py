@@ -4,6 +4,7 @@ autoescaping, so that anything a student's code wrote shows as text."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -157,7 +158,11 @@ def context(result: GradeResult, generated: datetime | None = None) -> dict:
     }
 
 
+@functools.cache
 def environment() -> jinja2.Environment:
+    """The one template environment of every HTML output (report, notebook view, dashboard),
+    made once per process: jinja2 compiles a template once per environment, and ``grade batch``
+    renders a report per submission."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=True,

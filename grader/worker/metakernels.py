@@ -1,11 +1,12 @@
-"""Shape-only kernels for two ops on PyTorch's ``meta`` device, installed in every worker.
+"""Shape-only kernels for three ops on PyTorch's ``meta`` device, installed in every worker.
 
 Exercises 4.1 and 4.2 run student code under ``torch.device("meta")``. There, PyTorch computes
-``triu`` (every causal mask) and ``normal_`` (every embedding's initialisation) through its
-Python reference implementations, and ``normal_``'s first call imports ``torch._dynamo`` and
-sympy: about two seconds of imports in each worker (or in the fork server's start-up) and a few
-milliseconds a call. On ``meta`` both ops have nothing to compute (a tensor there has a shape
-and no values), so C++-only kernels that return a tensor of the right shape serve exactly.
+``triu`` (every causal mask), ``normal_`` (every embedding's initialisation) and ``uniform_``
+(every ``nn.Linear``'s) through its Python reference implementations, and ``normal_``'s first
+call imports ``torch._dynamo`` and sympy: about two seconds of imports in each worker (or in the
+fork server's start-up) and up to a few milliseconds a call. On ``meta`` these ops have nothing
+to compute (a tensor there has a shape and no values), so kernels that return a tensor of the
+right shape serve exactly.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def _normal_(self, mean: float = 0.0, std: float = 1.0, *, generator=None):
     return self
 
 
+def _uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator=None):
+    return self
+
+
 def install() -> None:
     """Register the kernels (once per process; forked workers inherit them)."""
     global _library
@@ -37,4 +42,5 @@ def install() -> None:
         library = torch.library.Library("aten", "IMPL")
         library.impl("triu", _triu, "Meta")
         library.impl("normal_", _normal_, "Meta")
+        library.impl("uniform_", _uniform_, "Meta")
     _library = library

@@ -31,6 +31,7 @@ from grader.judge.checks.gpt_reference import (
     split_config,
 )
 from grader.judge.launch.handle import WorkerHandle
+from grader.judge.memo import remembered
 from grader.judge.properties import (
     ATOL,
     RTOL,
@@ -78,7 +79,8 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
 
 
 def reference_and_input(ex: dict) -> tuple[torch.nn.Module, torch.Tensor]:
-    """The oracle and the token ids, made exactly as the reproduce snippet makes them."""
+    """The oracle and the token ids, made exactly as the reproduce snippet makes them (a new
+    oracle: the caller may change its rates)."""
     seed_torch(ex["seed"])
     oracle = reference_with_rates(ex["cfg"])
     x = torch.randint(0, ex["cfg"]["vocab_size"], (ex["batch"], ex["n_tokens"]))
@@ -91,25 +93,32 @@ def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: i
     return oracle(x)
 
 
+@remembered
+def expected_case(ex: dict, train: bool) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """The oracle, the input and the oracle's logits for one example (shared: read only)."""
+    oracle, x = reference_and_input(ex)
+    return oracle, x, oracle_logits(oracle, x, train, ex["seed"])
+
+
+@remembered
+def reference_shapes(cfg: dict) -> dict[str, tuple[int, ...]]:
+    """The reference model's state-dict keys and shapes for a 4.3 config."""
+    return {k: tuple(v.shape) for k, v in reference_with_rates(cfg).state_dict().items()}
+
+
 def build_student(worker: WorkerHandle, cfg: dict) -> dict:
     return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
 
 
 def student_logits(worker: WorkerHandle, ex: dict, train: bool):
     """The student's logits on the judge's input with the oracle's weights, the oracle, the
-    input and the oracle's own logits (each computed here while the worker computes)."""
-    reply, (oracle, x) = worker.call_while("build", lambda: reference_and_input(ex), cfg=ex["cfg"])
-    reply = built_module(reply, "GPTModel(cfg)")
-    handle = reply["handle"]
-    load_weights(worker, reply, oracle, "your model")
-    got, expected = worker.call_while(
-        "forward",
-        lambda: oracle_logits(oracle, x, train, ex["seed"]),
-        handle=handle,
-        x=x,
-        train=train,
-        seed=ex["seed"],
+    input and the oracle's own logits (computed here while the worker builds its model)."""
+    reply, (oracle, x, expected) = worker.call_while(
+        "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
     )
+    reply = built_module(reply, "GPTModel(cfg)")
+    load_weights(worker, reply, oracle, "your model")
+    got = worker.call("forward", handle=reply["handle"], x=x, train=train, seed=ex["seed"])
     return got, oracle, x, expected
 
 
@@ -161,9 +170,8 @@ def check_config(worker: WorkerHandle, _: Any) -> None:
 
 
 def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
-    oracle, _ = reference_and_input(ex)
     state = build_student(worker, ex["cfg"])["module"]["state"]
-    expected = {k: tuple(v.shape) for k, v in oracle.state_dict().items()}
+    expected = reference_shapes(ex["cfg"])
     missing = sorted(set(expected) - set(state))
     extra = sorted(set(state) - set(expected))
     problems = []

@@ -26,6 +26,7 @@ from grader.judge.checks.gpt_reference import (
     split_config,
 )
 from grader.judge.launch.handle import WorkerHandle
+from grader.judge.memo import remembered
 from grader.judge.properties import Check, assert_close, seed_torch
 from grader.judge.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
@@ -55,9 +56,10 @@ def isolated(cfg: dict, key: str) -> dict:
     return {**cfg, **isolated_rates(key)}
 
 
+@remembered
 def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The reference block with ``cfg``'s rates, the input, and the block's train-mode output,
-    made as the snippet makes them."""
+    made as the snippet makes them (shared: read only)."""
     seed_torch(ex["seed"])
     block = set_block_rates(TransformerBlock(rateless_config(cfg)), cfg)
     shape = (ex["batch"], ex["n_tokens"], cfg["emb_dim"])
