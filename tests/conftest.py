@@ -4,6 +4,7 @@ the fresh-venv install tests a head start (``tests/headstart.py``): their instal
 the session, in the background, and the tests themselves run last. The suite runs on every
 core (pytest-xdist, ``-n auto`` in pyproject.toml), at most four test processes."""
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,17 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Threads that finished their share of an OpenMP loop sleep at once instead of spinning: the
+# suite keeps both cores busy, and spinning threads (a third of a test process's CPU, measured
+# with perf) took them from the processes doing the work. Set before torch loads libgomp; every
+# process the tests start inherits it. It changes no result.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from grader.judge.ready import ready_to_judge  # noqa: E402
+
+# A test process judges in process (grade_folder) as `grade`'s judge does: set up the same way.
+ready_to_judge()
 
 import headstart  # noqa: E402  (importable only once the path above is set)
 from support import CORPUS, clone_of, grade_folder  # noqa: E402
@@ -33,6 +45,12 @@ SLOW = (
     "test_sandbox_hostile.py::test_hostile_with_layers_off",
     "test_sandbox_hostile.py::test_solution_with_layers_off",
 )
+
+
+def pytest_collection_finish(session):
+    """Out of the collector's sight what collection imported (as ``heavy_imports`` does for a
+    judge): later collections then walk only what the tests make."""
+    gc.freeze()
 
 
 def pytest_configure(config):

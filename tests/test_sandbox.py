@@ -61,9 +61,14 @@ def test_worker_runs_a_large_matmul_at_full_thread_count_after_the_judge_compute
 ):
     """OpenMP is not fork-safe: a child of a process that ran a multi-threaded op hangs on its
     own first one. The judge computes first here; its workers must not hang."""
-    threads = torch.get_num_threads()
-    a = torch.randn(1024, 1024)
-    assert torch.isfinite(a @ a).all()  # the judge has run a multi-threaded op
+    judge_threads = torch.get_num_threads()  # one, as in `grade`'s judge (tests/conftest.py)
+    threads = 2
+    torch.set_num_threads(threads)
+    try:
+        a = torch.randn(1024, 1024)
+        assert torch.isfinite(a @ a).all()  # the judge has run a multi-threaded op
+    finally:
+        torch.set_num_threads(judge_threads)
     code = (
         "import torch\n"
         f"torch.set_num_threads({threads})\n"

@@ -98,14 +98,23 @@ class GradeSession:
     def result(self):
         """The grading result, computed on first use for the exercises that have items."""
         if self._result is None:
+            import torch
+
             from grader.judge.engine import grade
 
-            result = grade(
-                self.submission,
-                [e.id for e in self.exercises if e.id in self.needed] or None,
-                seed=self.seed.value,
-                max_examples=self.config.getoption("grade_max_examples"),
-            )
+            # One thread while judging, as grade's judge: the cores are the workers' (an idle
+            # OpenMP thread of this process would spin on one). The tests' own count is back after.
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                result = grade(
+                    self.submission,
+                    [e.id for e in self.exercises if e.id in self.needed] or None,
+                    seed=self.seed.value,
+                    max_examples=self.config.getoption("grade_max_examples"),
+                )
+            finally:
+                torch.set_num_threads(threads)
             self._result = result.with_seed_hidden() if self.seed.hidden else result
         return self._result
 
@@ -117,7 +126,12 @@ class GradeSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list) -> None:
-        from grader.judge.scoring import checks_for
+        from grader.shared.heavyimports import heavy_imports
+
+        with heavy_imports():  # torch and the checks, as a judge imports them
+            from grader.judge.scoring import checks_for
+
+            checks = {ex.id: checks_for(ex) for ex in self.exercises}
 
         new = []
         notebook = None
@@ -128,7 +142,7 @@ class GradeSession:
                 parent = ExerciseNode.from_parent(notebook, name=ex.id)
             else:  # exercises/ex3_1_weight_transfer.py::<check>
                 parent = SubmissionFile.from_parent(session, path=self.location(ex))
-            for check in checks_for(ex):
+            for check in checks[ex.id]:
                 item = CheckItem.from_parent(parent, name=check.name, grading=self, exercise=ex)
                 item.add_marker("grade")
                 new.append(item)
