@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from support import CORPUS, ROOT, SOLUTION
+from support import CORPUS, SOLUTION, grade_folder, make_submission
 
 from grader.judge import memo
 
@@ -27,46 +25,31 @@ def test_each_distinct_call_is_computed_once_and_equal_examples_share_it(monkeyp
     oracle({"seed": 2, "cfg": {}}, True)  # a third entry pushes out the least recently used
     oracle({"seed": 1, "cfg": {"a": 1, "b": 2}}, True)
     assert calls == [(1, True), (1, False), (2, True), (1, True)]
+    memo.forget_all()
+    oracle({"seed": 2, "cfg": {}}, True)
+    assert calls[-1] == (2, True)
 
 
-GRADE_IN_ONE_PROCESS = """
-import json, sys
-from pathlib import Path
-from grader.intake.load import load_submission
-from grader.judge.engine import grade
-out = []
-for path in sys.argv[1:]:
-    result = json.loads(grade(load_submission(Path(path)), ["4.3"], max_examples=4).to_json())
+def graded_43(path) -> dict:
+    result = json.loads(grade_folder(path, ["4.3"], max_examples=4, shown_as="sub").to_json())
     result.pop("duration_s")
-    out.append(result)
-print(json.dumps(out))
-"""
-
-
-def grade_in_one_process(*paths) -> list[dict]:
-    done = subprocess.run(
-        [sys.executable, "-c", GRADE_IN_ONE_PROCESS, *map(str, paths)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout)
+    return result
 
 
 def test_a_warm_judge_grades_exactly_as_a_cold_one(tmp_path):
     """Answers graded after others (the judge's remembered oracles, inputs and logits warm) get
     the result they get in a fresh judge: a grade that changed a remembered value in place (an
     input clamped, an oracle's rates set to explain a failure) would show here."""
-    from support import make_submission
-
     wrong = [
         make_submission(tmp_path / name, {"4.3": CORPUS / "ex4_3" / f"{name}.py"})
         for name in ("wrong_one_rate_everywhere", "wrong_attn_rate_at_shortcut")
     ]
-    cold = [grade_in_one_process(w)[0] for w in wrong]
-    warm = grade_in_one_process(SOLUTION, *wrong, SOLUTION)
-    assert [r["score"] for r in cold] == [r["score"] for r in warm[1:3]]
+    cold = []
+    for path in wrong:
+        memo.forget_all()
+        cold.append(graded_43(path))
+    memo.forget_all()
+    warm = [graded_43(path) for path in (SOLUTION, *wrong, SOLUTION)]
     assert cold == warm[1:3]
     assert warm[0] == warm[3] and warm[0]["score"] == warm[0]["max_score"]
     assert all(r["score"] < r["max_score"] for r in cold)

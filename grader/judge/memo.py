@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 ENTRIES = 256  # per function; the values of one example are small (kilobytes to a few MB)
+_FORGETS: list[Callable[[], None]] = []
 
 
 def key_of(args: tuple, kwargs: dict) -> str:
@@ -44,5 +45,11 @@ def remembered(fn: Callable[..., T]) -> Callable[..., T]:
             values.popitem(last=False)
         return value
 
-    wrapper.forget = values.clear  # type: ignore[attr-defined]
+    _FORGETS.append(values.clear)
     return wrapper
+
+
+def forget_all() -> None:
+    """Drop every remembered value: the next grade in this process computes as a fresh one."""
+    for forget in _FORGETS:
+        forget()
