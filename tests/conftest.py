@@ -85,6 +85,16 @@ def pytest_collection_modifyitems(session, config, items):
     headstart.begin(list(dict.fromkeys(names)))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_fork_server():
+    """The test process's fork server, started with the defaults before any test runs `grade`
+    in process: a one-shot `grade` would start it with only the spares it needs, no refill."""
+    from grader.judge.launch.starter import default_server, supported
+
+    if supported():
+        default_server()
+
+
 @pytest.fixture(scope="module")
 def solution_clone(tmp_path_factory) -> Path:
     """A student's clone holding the solution: where a snippet must show success."""

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -129,7 +130,7 @@ def test_strict_refuses_when_a_layer_is_off():
 
 def test_strict_sandbox_flag_is_one_line_and_exit_status_2(monkeypatch, capsys):
     server = ForkServer(disable={"pid"}, spares=0).start()
-    monkeypatch.setattr(grader.judge.launch.starter, "default_server", lambda: server)
+    monkeypatch.setattr(grader.judge.launch.starter, "default_server", lambda *args: server)
     try:
         code = grader.commands.cli.main([str(SOLUTION), "-e", "3.1", "--strict-sandbox"])
     finally:
@@ -267,6 +268,33 @@ def test_close_stops_the_template_and_its_workers(tmp_path):
         worker.receive(5.0)  # its end of the pipe is gone with the worker
     assert not Path(f"/proc/{worker.pid}").exists()
     worker.close()
+
+
+def template_children(server: ForkServer) -> list[int]:
+    """The processes whose parent is the fork server's template: its spares and workers."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_bytes()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(b")") + 2 :].split()[1]) == server.template_pid:
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.parametrize("refill", [True, False])
+def test_spares_handed_out_are_replaced_unless_the_judge_grades_once(tmp_path, refill):
+    code = "def transfer_weights(a, b):\n    pass\n"
+    with ForkServer(spares=2, refill=refill).start() as server:
+        server.wait_ready()
+        starter = SandboxStarter(server)
+        for i in range(2):
+            worker = start_with(starter, code, tmp_path / str(i))
+            assert worker.receive(LIMITS.import_timeout_s) == "ready"
+            worker.close()
+        time.sleep(1.0)  # the server makes spares once the judge has been quiet a moment
+        assert len(template_children(server)) == (2 if refill else 0)
 
 
 def test_a_server_that_cannot_start_falls_back_to_fresh_interpreters(monkeypatch, tmp_path):

@@ -85,7 +85,9 @@ def starter_from(args: argparse.Namespace) -> Starter:
     neither: the default)."""
     from grader.judge.launch.starter import chosen_starter
 
-    return chosen_starter(args.no_sandbox, args.strict_sandbox)
+    # A worker per exercise graded; a grade that runs once needs no more (--watch does).
+    spares = len(registry.select(args.exercises))
+    return chosen_starter(args.no_sandbox, args.strict_sandbox, spares, refill=args.watch)
 
 
 def rerun_command(args: argparse.Namespace) -> str:

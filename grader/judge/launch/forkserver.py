@@ -39,11 +39,13 @@ class ServerFailed(Exception):
 class ForkServer:
     """A warm template process that forks sandboxed workers; ``disable`` names layers of
     ``grader.protocol.boot.LAYER_NAMES`` to leave out (for tests, or a kernel that
-    misbehaves); ``spares`` workers wait ready (one per exercise by default)."""
+    misbehaves); ``spares`` workers wait ready (one per exercise by default), and each one
+    handed out is replaced unless ``refill`` is false (a judge that grades once)."""
 
-    def __init__(self, disable: Iterable[str] = (), spares: int = 6):
+    def __init__(self, disable: Iterable[str] = (), spares: int = 6, refill: bool = True):
         self.disable = frozenset(disable)
         self.spares = spares
+        self.refill = refill
         self._lock = threading.Lock()
         self._owner = os.getpid()
         self._process: subprocess.Popen | None = None
@@ -71,6 +73,7 @@ class ForkServer:
             "fd": child.fileno(),
             "disable": sorted(self.disable),
             "spares": self.spares,
+            "refill": self.refill,
         }
         debug = bool(os.environ.get("GRADER_SANDBOX_DEBUG"))
         try:

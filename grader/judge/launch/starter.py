@@ -43,14 +43,15 @@ _default = None
 _announced = False
 
 
-def default_server() -> ForkServer:
-    """The fork server shared by this process (started on first use, closed at exit)."""
+def default_server(spares: int = 6, refill: bool = True) -> ForkServer:
+    """The fork server shared by this process (started on first use, closed at exit); the
+    first use sets its spares (``ForkServer``)."""
     global _default
     from grader.judge.launch.forkserver import ForkServer
 
     with _lock:
         if _default is None or _default._owner != os.getpid():
-            _default = ForkServer().start()
+            _default = ForkServer(spares=spares, refill=refill).start()
         return _default
 
 
@@ -165,10 +166,11 @@ class SandboxStarter:
         )
 
 
-def default_starter(strict: bool = False) -> SandboxStarter:
+def default_starter(strict: bool = False, spares: int = 6, refill: bool = True) -> SandboxStarter:
     """The starter ``grade`` uses; with ``strict`` it raises ``SandboxUnavailable`` now if any
-    isolation layer is off on this machine."""
-    starter = SandboxStarter(default_server() if supported() else None, strict)
+    isolation layer is off on this machine. ``spares`` and ``refill``: see ``ForkServer``."""
+    server = default_server(spares, refill) if supported() else None
+    starter = SandboxStarter(server, strict)
     if strict:
         starter.check_strict()
     return starter
@@ -179,11 +181,13 @@ def starter_for(server: ForkServer) -> SandboxStarter:
     return SandboxStarter(server)
 
 
-def chosen_starter(no_sandbox: bool = False, strict: bool = False) -> Starter:
+def chosen_starter(
+    no_sandbox: bool = False, strict: bool = False, spares: int = 6, refill: bool = True
+) -> Starter:
     """The worker starter ``--no-sandbox`` or ``--strict-sandbox`` asks for; the default one
     for neither."""
     if no_sandbox:
         from grader.judge.launch.spawn import start_spawn
 
         return start_spawn
-    return default_starter(strict=strict)
+    return default_starter(strict=strict, spares=spares, refill=refill)

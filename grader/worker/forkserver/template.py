@@ -44,7 +44,7 @@ class Template(SpareWorkers, LayerProbe):
     """The fork server's state and its loop: spare workers (``SpareWorkers``), the probe of
     the layers this kernel allows (``LayerProbe``), the workers it runs for the judge."""
 
-    def __init__(self, sock: socket.socket, disable: set[str], spares: int):
+    def __init__(self, sock: socket.socket, disable: set[str], spares: int, refill: bool = True):
         self.sock = sock
         self.disable = disable
         self.plan = isolate.Plan(frozenset())
@@ -52,6 +52,9 @@ class Template(SpareWorkers, LayerProbe):
         self.workers: dict[int, int] = {}  # worker pid -> write end of its status pipe
         self.spares: list[tuple[int, socket.socket]] = []  # workers waiting for a job
         self.spare_target = spares
+        # False for a judge that grades once: the spares it asked for are all the workers it
+        # needs, so one handed out is not replaced (a fork and an exit saved per exercise).
+        self.refill = refill
         self.cgroups: PidsCgroups | None = None
         self.groups: dict[int, Path] = {}  # worker pid -> its pids cgroup
         self.stale_groups: list[Path] = []  # cgroups whose processes are still dying
@@ -65,6 +68,8 @@ class Template(SpareWorkers, LayerProbe):
         rep_r, rep_w = os.pipe()
         try:
             worker, sock = self.take_spare(job)
+            if not self.refill:
+                self.spare_target = max(0, self.spare_target - 1)
             self.hand_over(sock, job, [out, req_r, rep_w])
         except (isolate.SetupError, OSError) as exc:
             for fd in (req_w, rep_r):
@@ -224,7 +229,12 @@ def preload() -> None:
 
 def main(config: dict) -> None:
     sock = socket.socket(fileno=config["fd"])
-    template = Template(sock, set(config.get("disable", ())), int(config.get("spares", 2)))
+    template = Template(
+        sock,
+        set(config.get("disable", ())),
+        int(config.get("spares", 2)),
+        bool(config.get("refill", True)),
+    )
     try:
         linux.set_child_subreaper()
         send(sock, {"op": "layers", "layers": template.probe()})
