@@ -40,7 +40,7 @@ from grader.protocol.limits import Limits
 from grader.shared.registry import BY_ID, EXERCISES
 
 HOSTILE = ROOT / "tests" / "hostile"
-LIMITS = Limits(call_timeout_s=4.0, import_timeout_s=8.0, exercise_budget_s=60.0, memory_mb=1024)
+LIMITS = Limits(call_timeout_s=4.0, import_timeout_s=4.0, exercise_budget_s=60.0, memory_mb=1024)
 SPAWN_LIMITS = Limits(
     call_timeout_s=4.0, import_timeout_s=40.0, exercise_budget_s=60.0, memory_mb=1024
 )
