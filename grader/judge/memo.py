@@ -6,8 +6,9 @@ the reference computes for an example (an oracle model, the input it gets, the l
 is then the same every time. ``remembered`` keeps it, keyed on the example itself.
 
 Only pure functions of plain data are remembered: the result depends on the arguments alone
-(each such function seeds torch itself), so a remembered value is exactly the value computed
-again. Remembered values are shared: callers read them and never change them in place.
+(a function that draws random numbers seeds torch itself first), so a remembered value is
+exactly the value computed again. Remembered values are shared: callers read them and never
+change them in place.
 """
 
 from __future__ import annotations

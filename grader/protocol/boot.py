@@ -44,7 +44,8 @@ LAYER_NAMES = {
 }
 
 # A fresh interpreter (``-I``: no current folder, no ``PYTHON*`` variables) restores the
-# judge's ``sys.path`` from its JSON argument and enters the worker side.
+# judge's ``sys.path`` from its JSON argument and calls the entry named, with that argument:
+# the worker side (a spawned worker, the fork server), or the notebook's judge process.
 BOOT = (
     "import json, sys; a = json.loads(sys.argv[1]); sys.path[:] = a['sys_path']; "
     "from {module} import {function}; {function}(a)"
@@ -82,7 +83,8 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         # glibc's malloc gives every large tensor fresh pages from mmap and returns them when
         # it is freed, so each forward pass pays a page fault per 4 KiB again (3.3's 1,024-token
         # attention: 48 MiB a tensor). Kept by malloc instead, freed memory is reused: 3.3's
-        # forward passes take a quarter less time. Workers are short-lived; peak use is the same.
+        # forward passes take a quarter less time. Workers are short-lived (and the fork server
+        # never computes); peak use is the same.
         MALLOC_MMAP_MAX_="0",
         MALLOC_TRIM_THRESHOLD_=str(1 << 40),
     )

@@ -12,6 +12,7 @@ function so that its imports do not replace the notebook's own classes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -67,6 +68,18 @@ def _folded(text: str) -> tuple[str, str]:
     return "\n".join(lines[:MESSAGE_LINES]), "\n".join(lines[MESSAGE_LINES:])
 
 
+@functools.cache
+def _environment():
+    """The reports' template environment with this view's two filters: an overlay, so that the
+    shared environment itself stays as it is."""
+    from grader.result import report_html
+    from grader.result.common import example_text
+
+    env = report_html.environment().overlay()
+    env.filters = {**env.filters, "example": example_text, "folded": _folded}
+    return env
+
+
 class CheckReport:
     """The result of ``grader.check``/``check_all``: ``score``, ``max_score``, ``passed``,
     ``result`` (the schema-1 dict of DESIGN §6) and ``notes`` (which cells were graded)."""
@@ -85,15 +98,15 @@ class CheckReport:
 
     def _repr_html_(self) -> str:
         from grader.result import report_html
-        from grader.result.common import example_text
         from grader.result.report_text import ICONS
 
-        env = report_html.environment()  # shared: adding the view's two filters is idempotent
-        env.filters["example"] = example_text
-        env.filters["folded"] = _folded
         page = report_html.context(self._shown)
-        return env.get_template(TEMPLATE).render(
-            **page, icons=ICONS, notes=self._notes_for(), single=len(page["exercises"]) == 1
+        return (
+            _environment()
+            .get_template(TEMPLATE)
+            .render(
+                **page, icons=ICONS, notes=self._notes_for(), single=len(page["exercises"]) == 1
+            )
         )
 
     def __repr__(self) -> str:

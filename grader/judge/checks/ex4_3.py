@@ -111,15 +111,15 @@ def build_student(worker: WorkerHandle, cfg: dict) -> dict:
 
 
 def student_logits(worker: WorkerHandle, ex: dict, train: bool):
-    """The student's logits on the judge's input with the oracle's weights, the oracle, the
-    input and the oracle's own logits (computed here while the worker builds its model)."""
+    """The student's logits on the judge's input with the oracle's weights, the input and the
+    oracle's own logits (computed here while the worker builds its model)."""
     reply, (oracle, x, expected) = worker.call_while(
         "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
     )
     reply = built_module(reply, "GPTModel(cfg)")
     load_weights(worker, reply, oracle, "your model")
     got = worker.call("forward", handle=reply["handle"], x=x, train=train, seed=ex["seed"])
-    return got, oracle, x, expected
+    return got, x, expected
 
 
 def same(a: Any, b: torch.Tensor) -> bool:
@@ -192,7 +192,7 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
 
 
 def check_eval(worker: WorkerHandle, ex: dict) -> None:
-    got, _, _, expected = student_logits(worker, ex, train=False)
+    got, _, expected = student_logits(worker, ex, train=False)
     assert_close(
         got,
         expected,
@@ -202,7 +202,7 @@ def check_eval(worker: WorkerHandle, ex: dict) -> None:
 
 def check_isolated(key: str):
     def run(worker: WorkerHandle, ex: dict) -> None:
-        got, oracle, x, expected = student_logits(worker, ex, train=True)
+        got, x, expected = student_logits(worker, ex, train=True)
         if same(got, expected):
             return
         rates = ", ".join(f"{k}={v:g}" for k, v in ex["cfg"].items() if k in SPLIT_KEYS)
@@ -230,7 +230,7 @@ def check_isolated(key: str):
 
 
 def check_fractional(worker: WorkerHandle, ex: dict) -> None:
-    got, _, _, expected = student_logits(worker, ex, train=True)
+    got, _, expected = student_logits(worker, ex, train=True)
     if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)

@@ -44,7 +44,7 @@ class Template(SpareWorkers, LayerProbe):
     """The fork server's state and its loop: spare workers (``SpareWorkers``), the probe of
     the layers this kernel allows (``LayerProbe``), the workers it runs for the judge."""
 
-    def __init__(self, sock: socket.socket, disable: set[str], spares: int, refill: bool = True):
+    def __init__(self, sock: socket.socket, disable: set[str], spares: int, refill: bool):
         self.sock = sock
         self.disable = disable
         self.plan = isolate.Plan(frozenset())
@@ -232,8 +232,8 @@ def main(config: dict) -> None:
     template = Template(
         sock,
         set(config.get("disable", ())),
-        int(config.get("spares", 2)),
-        bool(config.get("refill", True)),
+        int(config["spares"]),
+        bool(config["refill"]),
     )
     try:
         linux.set_child_subreaper()
