@@ -29,7 +29,8 @@ from support import CORPUS, clone_of, grade_folder  # noqa: E402
 
 # Node ids (or their start) of the slowest tests, measured with --durations, besides the
 # fresh-venv installs (marked ``install``): whole `grade batch` runs, the corpus of answers,
-# snippets run in new interpreters, a notebook run in a kernel, the sandbox with layers off.
+# snippets pasted and run (tests/pastebox.py), a notebook run in a kernel, the sandbox with
+# layers off.
 SLOW = (
     "test_course_seed_batch.py::",
     "test_batch.py::",
@@ -89,10 +90,9 @@ def pytest_collection_modifyitems(session, config, items):
 def shared_fork_server():
     """The test process's fork server, started with the defaults before any test runs `grade`
     in process: a one-shot `grade` would start it with only the spares it needs, no refill."""
-    from grader.judge.launch.starter import default_server, supported
+    from grader.judge.launch.starter import prestart
 
-    if supported():
-        default_server()
+    prestart()
 
 
 @pytest.fixture(scope="module")
