@@ -80,13 +80,6 @@ class Check:
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS
 
 
-def seed_torch(seed: int) -> None:
-    """Seed torch's CPU generator, all the judge computes with: what ``torch.manual_seed`` does
-    here, without its cost of queuing lazy CUDA, XPU and MTIA seeds, each with a formatted
-    stack trace (a tenth of a second over one grade)."""
-    torch.default_generator.manual_seed(seed)
-
-
 def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
     return zlib.crc32(f"{seed}/{exercise_id}/{check_name}".encode())
 

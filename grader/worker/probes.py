@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from grader.protocol import wire
+from grader.shared.torchseed import seed_torch
 
 Probe = Callable[..., Any]
 
@@ -160,7 +161,7 @@ def _keep(state: dict, obj: Any) -> int:
 def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, seed: int = 0):
     m = state[handle]
     m.train(train)
-    torch.manual_seed(seed)
+    seed_torch(seed)
     with torch.no_grad():
         return plain(m(x), "your forward returned")
 
@@ -205,7 +206,7 @@ def _build_wrapper(
     """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
     (the function's own default is used)."""
     if seed is not None:  # the reproduce snippet seeds torch the same way before building
-        torch.manual_seed(seed)
+        seed_torch(seed)
     rate = () if dropout is None else (dropout,)
     m = module.make_2d_wrapper(d_in, context_length, *rate)
     return {"handle": _keep(state, m), "module": describe_module(m)}
@@ -213,7 +214,7 @@ def _build_wrapper(
 
 def _build_gpt2_attention(module, state, seed: int | None = None):
     if seed is not None:
-        torch.manual_seed(seed)
+        seed_torch(seed)
     m = module.gpt2_small_attention()
     return {"handle": _keep(state, m), "module": describe_module(m)}
 

@@ -25,9 +25,9 @@ from grader.judge.properties import (
     expect_tensor,
     explain_student_error,
     is_stub,
-    seed_torch,
     tensor_text,
 )
+from grader.shared.torchseed import seed_torch
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the

@@ -39,10 +39,10 @@ from grader.judge.properties import (
     CheckFailed,
     assert_close,
     filled_dict,
-    seed_torch,
     tensor_text,
 )
 from grader.judge.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
+from grader.shared.torchseed import seed_torch
 from reference import GPT_CONFIG_124M
 
 PLACES = {

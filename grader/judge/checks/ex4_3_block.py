@@ -27,8 +27,9 @@ from grader.judge.checks.gpt_reference import (
 )
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
-from grader.judge.properties import Check, assert_close, seed_torch
+from grader.judge.properties import Check, assert_close
 from grader.judge.strategies import torch_seeds, wide_gpt_configs
+from grader.shared.torchseed import seed_torch
 from reference import TransformerBlock
 
 BLOCK_PLACES = {
