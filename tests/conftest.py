@@ -19,13 +19,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 # process the tests start inherits it. It changes no result.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from grader.judge.ready import ready_to_judge  # noqa: E402
-
-# A test process judges in process (grade_folder) as `grade`'s judge does: set up the same way.
-ready_to_judge()
-
 import headstart  # noqa: E402  (importable only once the path above is set)
-from support import CORPUS, clone_of, grade_folder  # noqa: E402
 
 # Node ids (or their start) of the slowest tests, measured with --durations, besides the
 # fresh-venv installs (marked ``install``): whole `grade batch` runs, the corpus of answers,
@@ -54,8 +48,22 @@ def pytest_collection_finish(session):
     gc.freeze()
 
 
+def runs_tests(config) -> bool:
+    """False in pytest-xdist's controller, which only hands the tests to its workers."""
+    if hasattr(config, "workerinput"):  # an xdist worker
+        return True
+    return not config.getoption("numprocesses", default=None)  # -n 0, or no xdist
+
+
 def pytest_configure(config):
     headstart.configure()  # before xdist starts its workers: they inherit the shared folder
+    if runs_tests(config):
+        # A test process judges in process (grade_folder) as `grade`'s judge does: set up the
+        # same way, before any test module imports torch. The controller skips it: its torch
+        # import would only hold back the start of the workers (about 1.5 s).
+        from grader.judge.ready import ready_to_judge
+
+        ready_to_judge()
     config.addinivalue_line(
         "markers", "install(name): needs the fresh-venv install NAME of tests/headstart.py"
     )
@@ -95,15 +103,27 @@ def shared_fork_server():
     prestart()
 
 
+@pytest.fixture
+def fresh_install(request):
+    """The fresh-venv install named by the test's ``install`` marker, begun with the session
+    (tests/headstart.py) and removed when the test is done."""
+    with headstart.using(request.node.get_closest_marker("install").args[0]) as job:
+        yield job
+
+
 @pytest.fixture(scope="module")
 def solution_clone(tmp_path_factory) -> Path:
     """A student's clone holding the solution: where a snippet must show success."""
+    from support import clone_of
+
     return clone_of(tmp_path_factory.mktemp("solution"))
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """Grade one corpus file for one exercise, once per module: (its clone, the result)."""
+    from support import CORPUS, clone_of, grade_folder
+
     cache: dict = {}
 
     def grade_case(exercise_id: str, case: str):

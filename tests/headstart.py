@@ -4,8 +4,9 @@ writes (pip unpacking a 900 MB torch) overlap the CPU-bound tests instead of add
 The tests that need one are marked ``@pytest.mark.install("NAME")``; ``conftest.py`` moves
 them to the end of the run and starts, in one background thread, the installs of the marked
 tests that were collected (one at a time: two at once would only fight over the same disk and
-slow the grading tests around them). A test gets its install with ``wait("NAME")``: the
-folder it happened in and every step's output, each step checked by the test itself. Under
+slow the grading tests around them). A test gets its install from the ``fresh_install``
+fixture (``using``): the folder it happened in and every step's output, each step checked by
+the test itself; the folder is removed when the test is done. Under
 pytest-xdist the installs run once, in the first worker that collects them, and any worker's
 test finds their outcome in the folder the run shares.
 
@@ -23,7 +24,8 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -216,6 +218,18 @@ def wait(name: str) -> Install:
     if "error" in doc:
         raise RuntimeError(f"install {name!r} failed: {doc['error']}")
     return from_json(doc)
+
+
+@contextmanager
+def using(name: str) -> Iterator[Install]:
+    """The install ``name``, for the one test that needs it; its folder (a venv with torch: a
+    gigabyte and more, seconds to delete) is removed when that test is done, in its own process
+    while the others go on, not at the end of the run."""
+    job = wait(name)
+    try:
+        yield job
+    finally:
+        shutil.rmtree(job.folder, ignore_errors=True)
 
 
 def finish() -> None:

@@ -138,8 +138,8 @@ def test_an_upload_without_exercises_scores_zero_with_a_reason(bundle, tmp_path)
 
 @headstart.SKIP_INSTALL
 @pytest.mark.install("gradescope")
-def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission():
-    job = headstart.wait("gradescope")  # begun with the session (tests/headstart.py)
+def test_setup_sh_installs_the_grader_and_the_bundle_scores_a_known_submission(fresh_install):
+    job = fresh_install
     job.check("bundle")
     job.check("setup.sh")
     setup_s = job.seconds["setup.sh"]

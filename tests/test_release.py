@@ -146,8 +146,8 @@ def venv_run(cwd: Path, *cmd: str) -> subprocess.CompletedProcess:
 
 @headstart.SKIP_INSTALL
 @pytest.mark.install("release")
-def test_the_release_installs_in_a_fresh_venv_and_grades_stubs_0_and_solutions_60():
-    job = headstart.wait("release")  # begun with the session (tests/headstart.py)
+def test_the_release_installs_in_a_fresh_venv_and_grades_stubs_0_and_solutions_60(fresh_install):
+    job = fresh_install
     for step in ("release", "venv", "install"):
         job.check(step)
     print(f"\nfresh-venv install of the release: {job.seconds['install']:.0f} s")
