@@ -226,3 +226,21 @@ def test_heavy_imports_turn_the_collector_off_then_freeze_and_turn_it_back_on():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    "present, selected, workers",
+    [
+        (["3.1", "3.2", "3.3", "4.1", "4.2", "4.3"], None, 6),
+        (["3.1", "3.2", "3.3", "4.1", "4.2", "4.3"], ["4.3", "3.1"], 2),
+        (["3.1", "4.2"], None, 2),  # the other four are missing: graded with no worker
+        (["3.1", "4.2"], ["4.2", "4.3"], 1),
+        ([], ["4.3"], 1),  # at least one, never a fork server with none
+    ],
+)
+def test_a_grade_asks_for_a_worker_per_exercise_it_will_run(present, selected, workers):
+    from grader.commands.cli import workers_needed
+    from grader.intake.submission import Submission
+
+    submission = Submission("s", ROOT, {ex: ROOT / f"{ex}.py" for ex in present})
+    assert workers_needed(selected, submission) == workers

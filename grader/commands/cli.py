@@ -80,13 +80,20 @@ def limits_from(args: argparse.Namespace) -> Limits:
     return Limits(**{k: v for k, v in changes.items() if v is not None})
 
 
-def starter_from(args: argparse.Namespace) -> Starter:
+def workers_needed(exercises: list[str] | None, submission: Submission) -> int:
+    """The workers one grade of ``submission`` asks for: one per exercise graded whose file it
+    has (a missing file is a missing exercise, graded with no worker); at least one."""
+    return max(1, sum(ex.id in submission.files for ex in registry.select(exercises)))
+
+
+def starter_from(args: argparse.Namespace, submission: Submission) -> Starter:
     """The worker starter the options ask for (``--no-sandbox``, ``--strict-sandbox``, or
     neither: the default)."""
     from grader.judge.launch.starter import chosen_starter
 
-    # A worker per exercise graded; a grade that runs once needs no more (--watch does).
-    spares = len(registry.select(args.exercises))
+    # As many spare workers as this grade uses; a grade that runs once needs no replacements
+    # (--watch does, and its files may come later).
+    spares = workers_needed(args.exercises, submission)
     return chosen_starter(args.no_sandbox, args.strict_sandbox, spares, refill=args.watch)
 
 
@@ -209,7 +216,7 @@ def run_grade(argv: list[str]) -> int:
     # The starter's fork server imports torch while this process does; grade_once asks it for
     # the workers (which import the student's files) meanwhile.
     limits = limits_from(args)
-    start = starter_from(args)
+    start = starter_from(args, submission)
     if args.watch:
         from grader.commands.watch import watch
 
