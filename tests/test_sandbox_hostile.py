@@ -240,7 +240,7 @@ def run_cli(
     """``grade SUBMISSION -e ... --format json`` in this process, with test limits."""
     monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: limits)
     if starter is not None:
-        monkeypatch.setattr(grader.commands.cli, "starter_from", lambda args: starter)
+        monkeypatch.setattr(grader.commands.cli, "starter_from", lambda args, submission: starter)
     argv = [str(submission), "--format", "json", "--max-examples", "3"]
     for ex in exercises:
         argv += ["-e", ex]
