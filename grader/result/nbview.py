@@ -101,13 +101,9 @@ class CheckReport:
         from grader.result.report_text import ICONS
 
         page = report_html.context(self._shown)
-        return (
-            _environment()
-            .get_template(TEMPLATE)
-            .render(
-                **page, icons=ICONS, notes=self._notes_for(), single=len(page["exercises"]) == 1
-            )
-        )
+        template = _environment().get_template(TEMPLATE)
+        single = len(page["exercises"]) == 1
+        return template.render(**page, icons=ICONS, notes=self._notes_for(), single=single)
 
     def __repr__(self) -> str:
         from grader.result import report_text
