@@ -106,7 +106,7 @@ def grade_source(
     """Grade ``source`` as the submission's file for ``exercise_id``: (status, failing checks)."""
     from grader.intake.load import load_submission
     from grader.judge.engine import grade
-    from grader.judge.properties import DEFAULT_SEED
+    from grader.judge.seeds import PUBLIC_SEED
 
     with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
         target = Path(folder) / "exercises" / BY_ID[exercise_id].filename
@@ -115,7 +115,7 @@ def grade_source(
         result = grade(
             load_submission(Path(folder)),
             [exercise_id],
-            seed=DEFAULT_SEED if seed is None else seed,
+            seed=PUBLIC_SEED if seed is None else seed,
             max_examples=max_examples,
             start=_starter(),
             processes=1,

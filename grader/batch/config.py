@@ -39,8 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from grader.judge.seeds import MAX_SEED
-from grader.judge.seeds import PUBLIC_SEED as DEFAULT_SEED
+from grader.judge.seeds import MAX_SEED, PUBLIC_SEED
 from grader.protocol.limits import Limits
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.version import __version__
@@ -62,7 +61,7 @@ class Settings:
     """Everything a judge process needs to grade a submission of the batch (picklable)."""
 
     exercises: tuple[str, ...] = tuple(e.id for e in EXERCISES)
-    seed: int = DEFAULT_SEED
+    seed: int = PUBLIC_SEED
     max_examples: int | None = None
     limits: Limits = field(default_factory=Limits)
     max_scores: dict[str, float] = field(default_factory=dict)

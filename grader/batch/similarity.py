@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from grader.batch.tokens import Token, normalize
+from grader.batch.tokens import Token, normalize, package_files
 
 K = 6  # tokens per k-gram
 WINDOW = 4  # winnowing window: matches of K + WINDOW - 1 = 9 tokens are always seen
@@ -85,15 +85,12 @@ def kgram_hashes(tokens: list[Token]) -> list[int | None]:
 
 def base_files() -> list[Path]:
     """The shared base: the book's code (reference/) and the handed-out stubs (exercises/),
-    found without importing them (``reference`` imports torch, which this process never needs)."""
-    import importlib.util
-
+    read from their files, never imported."""
     files: list[Path] = []
     for package in ("reference", "exercises"):
-        spec = importlib.util.find_spec(package)
-        assert spec is not None and spec.submodule_search_locations, package
-        folder = Path(next(iter(spec.submodule_search_locations)))
-        files += sorted(p for p in folder.glob("*.py") if p.name != "__init__.py")
+        found = [p for p in package_files(package) if p.name != "__init__.py"]
+        assert found, f"the package {package} was not found"
+        files += found
     return files
 
 

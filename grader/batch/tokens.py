@@ -50,19 +50,25 @@ class Token:
     segment: int = 0  # which top-level statement (definition) of the source it belongs to
 
 
+def package_files(package: str) -> list[Path]:
+    """The ``.py`` files of an installed package's folder, found without importing it
+    (``reference`` imports torch, which a batch's main process never needs)."""
+    spec = importlib.util.find_spec(package)
+    folders = (spec.submodule_search_locations or []) if spec else []
+    return [path for folder in folders for path in sorted(Path(folder).glob("*.py"))]
+
+
 @cache
 def kept_names() -> frozenset[str]:
     """The names nobody renames: the contract's, and those the book's code defines at the top
     of ``reference/`` (read from its files, never imported)."""
     names = set(CONTRACT_NAMES)
-    spec = importlib.util.find_spec("reference")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        for path in sorted(Path(folder).glob("*.py")):
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:
-                if isinstance(node, ast.ClassDef | ast.FunctionDef):
-                    names.add(node.name)
-                elif isinstance(node, ast.Assign):
-                    names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for path in package_files("reference"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return frozenset(names)
 
 

@@ -20,7 +20,7 @@ from grader.judge import parallel, snippets
 from grader.judge.early import EarlyWorkers
 from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
 from grader.judge.launch.starter import default_starter
-from grader.judge.properties import DEFAULT_SEED, explain_student_error, run_check
+from grader.judge.properties import explain_student_error, run_check
 from grader.judge.resilience import keeps_going
 from grader.judge.scoring import (
     checks_for,
@@ -29,6 +29,7 @@ from grader.judge.scoring import (
     unrun_checks,
     unrun_exercise,
 )
+from grader.judge.seeds import PUBLIC_SEED
 from grader.protocol.limits import Limits
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
@@ -108,7 +109,7 @@ def grade_exercise(
 def grade(
     submission: Submission,
     exercise_ids: list[str] | None = None,
-    seed: int = DEFAULT_SEED,
+    seed: int = PUBLIC_SEED,
     max_examples: int | None = None,
     limits: Limits | None = None,
     start: Starter | None = None,

@@ -20,10 +20,7 @@ from hypothesis import strategies as st
 
 from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.seeds import PUBLIC_SEED
 from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
-
-DEFAULT_SEED = PUBLIC_SEED  # the seed of a grade that names none (judge/seeds.py)
 
 
 def _make_generation_deterministic() -> None:
