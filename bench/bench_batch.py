@@ -12,8 +12,10 @@ and checks that it gives the same scores.
     python bench/bench_batch.py --copies 24 [-j 2]
 
 ``--copies N`` grades N copies of the solution instead, and reports the batch's time per
-submission (its start-up included) as a ratio to ``import torch`` timed in the same run, and
-the peak memory (summed PSS of the batch's process tree) per judge process.
+submission (its start-up included) as a ratio to ``import torch`` timed in the same run, its
+CPU time, the peak memory (summed PSS of the batch's process tree) per judge process, and the
+floor that the solution's own code sets: its CPU time per submission in the workers (from
+``GRADER_TIMINGS``) spread over the cores, which no batch can beat.
 
 Only public tools are used: this repository's ``grade`` and the Python standard library.
 """
@@ -23,8 +25,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,12 +82,35 @@ def copies_row(args: argparse.Namespace, work: Path) -> None:
     assert len(scores_of(out)) == args.copies, "the batch did not grade every submission"
     shutil.rmtree(out)
     memory = run(cmd, memory=True)
+    student = student_code_s(python, klass / "copy000")
     print(f"import torch {torch_s:.2f} s; batch of {args.copies} solution copies, -j {args.jobs}: "
           f"{batch.wall_s:.1f} s = {per:.2f} s per submission = {per / torch_s:.2f}x import "
           "torch (goal <= 0.35x, start-up included)")  # fmt: skip
+    print(f"CPU time of the batch (user + system, whole tree): {batch.cpu_s:.1f} s = "
+          f"{batch.cpu_s / args.copies:.2f} s per submission")  # fmt: skip
+    cores = min(args.jobs, os.cpu_count() or 1)
+    left = 0.35 * torch_s * cores - student  # CPU per submission the goal leaves for the rest
+    print(f"the solution's own code in the workers: {student:.2f} s of CPU per submission; on "
+          f"{cores} cores that alone is {student / cores:.2f} s per submission = "
+          f"{student / cores / torch_s:.2f}x. The goal leaves {left:.2f} s of CPU per "
+          "submission for the judge, the workers' start and end and the imports; they take "
+          f"{batch.cpu_s / args.copies - student:.2f} s in this batch")  # fmt: skip
     if memory.peak_pss_mib is not None:
         print(f"peak memory (PSS, whole tree, a second run): {memory.peak_pss_mib:.0f} MiB = "
               f"{memory.peak_pss_mib / args.jobs:.0f} MiB per judge (goal < 1536)")  # fmt: skip
+
+
+def student_code_s(python: str, submission: Path, runs: int = 3) -> float:
+    """The CPU time the solution's own code takes per submission: the workers' compute time
+    (``GRADER_TIMINGS``) of one cold ``grade``, summed over the exercises; median of ``runs``.
+    The workers get one torch thread, as in a batch, so their compute time is CPU time."""
+    from bench_grade import breakdown
+
+    sums = []
+    for _ in range(runs):
+        figures = breakdown(python, submission, env={"OMP_NUM_THREADS": "1"})
+        sums.append(sum(v["worker_compute"] for v in figures["exercises"].values()))
+    return statistics.median(sums)
 
 
 def make_class(folder: Path, size: int, exercises: list[str], seed: int = 1) -> dict[str, str]:

@@ -37,12 +37,13 @@ def commands(python: str, submission: Path) -> list[tuple[str, list[str], str]]:
     return rows
 
 
-def breakdown(python: str, submission: Path) -> dict:
+def breakdown(python: str, submission: Path, env: dict | None = None) -> dict:
+    """The ``GRADER_TIMINGS`` figures of one cold ``grade`` of ``submission``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "timings.json"
         run(
             [python, "-m", "grader.commands.cli", str(submission)],
-            env={"GRADER_TIMINGS": str(path)},
+            env={**(env or {}), "GRADER_TIMINGS": str(path)},
         )
         return json.loads(path.read_text())
 

@@ -1,6 +1,7 @@
 """What the benchmarks share: timing a whole command, and the peak memory of its process tree.
 
-Times are wall-clock seconds of a whole process (as a user waits for it). Memory is the largest
+Times are wall-clock seconds of a whole process (as a user waits for it); CPU time is the user
+and system time of the process and of every descendant that was reaped. Memory is the largest
 sum, over one sample, of the proportional set size (PSS: shared pages split among the processes
 that share them) of the command and every process below it, read from /proc every 20 ms; it is
 ``None`` where /proc has no ``smaps_rollup``. Only the standard library is used.
@@ -9,6 +10,7 @@ that share them) of the command and every process below it, read from /proc ever
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import threading
@@ -25,6 +27,7 @@ class Run:
     wall_s: float
     peak_pss_mib: float | None
     returncode: int
+    cpu_s: float = 0.0  # user + system time of the process and every descendant it waited for
 
 
 def _children() -> dict[int, list[int]]:
@@ -70,6 +73,7 @@ def tree_pss_kib(root: int) -> int | None:
 
 def run(cmd: Sequence[str], memory: bool = False, env: dict | None = None, **kw) -> Run:
     """Run ``cmd`` to its end, output discarded; sample its tree's PSS when ``memory``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(
         list(cmd),
@@ -97,7 +101,9 @@ def run(cmd: Sequence[str], memory: bool = False, env: dict | None = None, **kw)
     done.set()
     if sampler:
         sampler.join()
-    return Run(wall, None if peak[0] is None else peak[0] / 1024, code)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Run(wall, None if peak[0] is None else peak[0] / 1024, code, cpu)
 
 
 @dataclass
