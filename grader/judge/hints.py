@@ -10,6 +10,7 @@ Every failure has a *kind*, a short tag set where the failure is found:
 - ``count`` / ``count:<mistake>``: a wrong number, or one off by a known term (the causal mask
   buffer, the biases, the untied output head) or inexact;
 - ``structure``: the module returned is not built like the book's class;
+- ``inconsistent``: the same input failed once and passed when run again;
 - ``wrong``: anything else the check found wrong.
 
 A check's own hint is about the kinds it lists (``Check.hint_kinds``; by default ``wrong``,
@@ -30,6 +31,7 @@ SHAPE = "shape"
 VALUES = "values"
 COUNT = "count"
 STRUCTURE = "structure"
+INCONSISTENT = "inconsistent"
 OWN_KINDS: tuple[str, ...] = (WRONG, SHAPE, VALUES, COUNT)
 
 
@@ -107,6 +109,12 @@ KNOWN: tuple[Known, ...] = (
         "count:tied-head",
         "the book's GPTModel does not tie its output head to the token embedding: out_head "
         "has vocab_size * emb_dim weights of its own, counted besides tok_emb's.",
+    ),
+    Known(
+        INCONSISTENT,
+        "the grader calls your code many times, on inputs in any order: keep no state from "
+        "one call to the next (a global counter, a cached result, a module changed in place) "
+        "and draw no random numbers of your own without seeding them.",
     ),
     Known(
         STRUCTURE,

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import example as hypothesis_example
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import FlakyFailure
 
 from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
@@ -187,7 +188,25 @@ def run_check(
         return failed(not_done_text(exc.info.get("message", "")), hints.NOT_DONE)
     except StudentError as exc:
         return failed(explain_student_error(exc.info), hints.raised(exc.info))
+    except FlakyFailure as exc:  # hypothesis ran the failing input again and it passed
+        return failed(inconsistent_text(exc), hints.INCONSISTENT)
     return CheckResult(check.name, check.points, check.points, True, "passed")
+
+
+def inconsistent_text(exc: FlakyFailure) -> str:
+    """The message of an answer that failed on an input and passed on the same input when
+    hypothesis ran it again (state kept between calls, randomness of its own)."""
+    first = exc.exceptions[0] if exc.exceptions else None
+    if isinstance(first, StudentError):
+        what = explain_student_error(first.info)
+    elif isinstance(first, CheckFailed):
+        what = str(first)
+    else:
+        what = f"{type(first).__name__}: {first}"
+    return (
+        "your code gives different results for the same input: it failed on this input, "
+        f"and passed when the grader ran it again on the same input. The first time: {what}"
+    )
 
 
 def _jsonable(value: Any) -> Any:
