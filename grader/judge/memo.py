@@ -46,11 +46,18 @@ def remembered(fn: Callable[..., T]) -> Callable[..., T]:
             values.popitem(last=False)
         return value
 
-    _FORGETS.append(values.clear)
+    on_forget(values.clear)
     return wrapper
 
 
+def on_forget(clear: Callable[[], None]) -> None:
+    """Have ``forget_all`` call ``clear``: for other things a judge keeps across grades (the
+    recorded examples of ``grader.judge.replay``)."""
+    _FORGETS.append(clear)
+
+
 def forget_all() -> None:
-    """Drop every remembered value: the next grade in this process computes as a fresh one."""
+    """Drop every remembered value (and recorded example): the next grade in this process
+    computes as a fresh one."""
     for forget in _FORGETS:
         forget()

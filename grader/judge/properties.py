@@ -6,6 +6,7 @@ outcome into a ``CheckResult`` carrying the shrunk counterexample and a reproduc
 
 from __future__ import annotations
 
+import copy
 import re
 import zlib
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure
 
-from grader.judge import hints
+from grader.judge import hints, replay
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
 
@@ -138,31 +139,27 @@ def not_done(what: str) -> NotDone:
 def run_check(
     check: Check, worker: WorkerHandle, exercise_id: str, seed: int, max_examples: int | None
 ) -> CheckResult:
+    """Run ``check`` against ``worker``: hypothesis draws the examples, or, when this process
+    saw the check pass before for the same seed, they are replayed (``grader.judge.replay``)."""
     last: dict[str, Any] = {}
+    seen: list[Any] = []  # the examples of a hypothesis run, to record when it passes
+    limit = max_examples or check.max_examples
+    key = replay.key_of(check, exercise_id, seed, limit)
+    examples = replay.recorded(key)
 
-    def prop(example):
+    def note(example: Any) -> None:
         last["example"] = example
+        if examples is None:
+            seen.append(copy.deepcopy(example))
+
+    def body(example: Any) -> None:
+        note(example)
         try:
             check.run(worker, example)
         except StudentError as exc:
             if is_stub(exc.info):
                 raise NotDone(exc.info) from None
             raise
-
-    for explicit in reversed(check.examples):
-        prop = hypothesis_example(explicit)(prop)
-
-    prop = settings(
-        max_examples=max_examples or check.max_examples,
-        database=None,
-        deadline=None,
-        derandomize=False,
-        report_multiple_bugs=False,
-        print_blob=False,
-        verbosity=Verbosity.quiet,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.generate, Phase.shrink],
-    )(hypothesis_seed(check_seed(seed, exercise_id, check.name))(given(check.strategy)(prop)))
 
     def failed(message: str, kind: str) -> CheckResult:
         example = last.get("example")
@@ -181,7 +178,12 @@ def run_check(
 
     try:
         with torch.no_grad():
-            prop()
+            if examples is None:
+                _hypothesis_test(check, body, exercise_id, seed, limit)()
+                replay.record(key, seen)
+            elif (diverged := replay.replay(examples, body)) is not None:
+                test = replay.answering(body, examples, diverged, note)
+                _hypothesis_test(check, test, exercise_id, seed, limit)()
     except CheckFailed as exc:
         return failed(str(exc), exc.kind)
     except NotDone as exc:
@@ -207,6 +209,33 @@ def inconsistent_text(exc: FlakyFailure) -> str:
         "your code gives different results for the same input: it failed on this input, "
         f"and passed when the grader ran it again on the same input. The first time: {what}"
     )
+
+
+def _hypothesis_test(
+    check: Check, test: Callable[[Any], None], exercise_id: str, seed: int, limit: int
+) -> Callable[[], None]:
+    """``test`` as a hypothesis property over ``check``'s strategy, explicit examples first,
+    derandomized from the seed."""
+
+    def prop(example: Any) -> None:
+        test(example)
+
+    for explicit in reversed(check.examples):
+        prop = hypothesis_example(explicit)(prop)
+    prop = settings(
+        max_examples=limit,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        report_multiple_bugs=False,
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate, Phase.shrink],
+    )(hypothesis_seed(check_seed(seed, exercise_id, check.name))(given(check.strategy)(prop)))
+    # No example database: the key hypothesis would hash from the test's source is never used.
+    prop._hypothesis_internal_database_key = None
+    return prop
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,0 +1,125 @@
+"""A check's examples, drawn by hypothesis once per judge process and replayed after that.
+
+For one seed, hypothesis draws a check's examples from the seed and from the outcomes of the
+examples before; the test body never talks to hypothesis (no ``assume``, ``note`` or
+``data.draw`` in the checks). While every example passes the outcomes are all the same, so
+every answer that passes a check is given the same examples, in the same order. A judge that
+grades many answers (a batch, a notebook's later checks, ``--watch``) records that sequence the
+first time the check passes (``record``), and for the next answer runs the test body on the
+recorded examples directly (``replay``), without hypothesis's engine: the worker gets exactly
+the calls a hypothesis run would send it.
+
+When a replayed example fails (the ``index``-th), hypothesis runs after all, to shrink it. Its
+first ``index + 1`` examples are the replayed ones (so far the outcomes are the same), so
+``answering`` gives hypothesis the outcomes the worker already gave (passes, then the same
+failure) instead of calling the worker again: the worker sees the same sequence of calls as in a
+plain hypothesis run, even when student code keeps state between calls. Results, messages and
+counterexamples are those of a plain run (tests/test_replay.py compares the two).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from grader.judge import memo
+
+ENTRIES = 512  # recorded runs kept (about 30 checks a seed; a few hundred bytes each)
+PLAIN = (type(None), bool, int, float, str)
+
+enabled = True  # tests turn it off to compare with plain hypothesis runs
+_recorded: OrderedDict[tuple, list[Any]] = OrderedDict()
+memo.on_forget(_recorded.clear)
+
+
+@dataclass
+class Diverged:
+    """The first recorded example that failed this time, and how it failed."""
+
+    index: int
+    error: Exception
+
+
+def key_of(check: Any, exercise_id: str, seed: int, max_examples: int) -> tuple:
+    return (id(check), check.name, exercise_id, seed, max_examples)
+
+
+def is_plain(value: Any) -> bool:
+    """Whether ``value`` is JSON-like data, which a deep copy reproduces exactly."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(is_plain(v) for v in value)
+    return type(value) in PLAIN
+
+
+def recorded(key: tuple) -> list[Any] | None:
+    """The examples of the last passing run under ``key``, or None."""
+    if not enabled or key not in _recorded:
+        return None
+    _recorded.move_to_end(key)
+    return _recorded[key]
+
+
+def record(key: tuple, examples: list[Any]) -> None:
+    """Keep the examples of a run that passed (only plain data: a copy must equal the draw)."""
+    if not enabled or not all(is_plain(ex) for ex in examples):
+        return
+    _recorded[key] = examples
+    if len(_recorded) > ENTRIES:
+        _recorded.popitem(last=False)
+
+
+@contextlib.contextmanager
+def _as_hypothesis_runs_it() -> Iterator[None]:
+    """The global random generators seeded as hypothesis seeds them around each example."""
+    try:
+        from hypothesis.internal.entropy import deterministic_PRNG
+    except ImportError:  # pragma: no cover - another hypothesis layout
+        yield
+        return
+    with deterministic_PRNG():
+        yield
+
+
+def replay(examples: list[Any], body: Callable[[Any], None]) -> Diverged | None:
+    """Run ``body`` on a fresh copy of each example in turn; the first failure, if any.
+    A ``BaseException`` (the worker lost, a stub) leaves at once, as it leaves hypothesis."""
+    for i, example in enumerate(examples):
+        try:
+            with _as_hypothesis_runs_it():
+                body(copy.deepcopy(example))
+        except Exception as error:  # noqa: BLE001 - the check's verdict, handed to hypothesis
+            return Diverged(i, error)
+    return None
+
+
+def answering(
+    body: Callable[[Any], None],
+    examples: list[Any],
+    diverged: Diverged,
+    seen: Callable[[Any], None],
+) -> Callable[[Any], None]:
+    """``body`` for hypothesis's run after a replay failed: its first calls, on the replayed
+    examples, get the outcomes the worker gave (``seen`` is told of each example); later calls
+    run ``body``. An example other than the recorded one (never, while hypothesis draws as it
+    did) ends the answering: from there on ``body`` runs."""
+    answered = [0]
+
+    def test(example: Any) -> None:
+        i = answered[0]
+        if i <= diverged.index:
+            answered[0] += 1
+            if example == examples[i]:
+                seen(example)
+                if i < diverged.index:
+                    return
+                raise diverged.error
+            answered[0] = diverged.index + 1
+        body(example)
+
+    return test

@@ -1,0 +1,114 @@
+"""Examples replayed across grades in one judge process (grader/judge/replay.py): a warm judge
+gives every answer exactly the result a plain hypothesis run gives it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support import CORPUS, SOLUTION, grade_folder, make_submission
+
+from grader.judge import memo, replay
+
+# Wrong on its fourth and sixth calls only: student code that keeps state between calls. An
+# example answered once and asked again would move the count on and change the result.
+STATEFUL = (CORPUS / "ex3_1" / "wrong_inconsistent_fourth_call.py").read_text()
+STATEFUL = STATEFUL.replace("calls[0] != 4", "calls[0] not in (4, 6)")
+assert STATEFUL.count("not in (4, 6)") == 1
+
+ANSWERS = {
+    "3.1": [CORPUS / "ex3_1" / "wrong_forgets_value.py", STATEFUL],
+    "3.2": sorted((CORPUS / "ex3_2").glob("wrong_*.py"))[:2],
+    "4.1": sorted((CORPUS / "ex4_1").glob("wrong_*.py"))[:2],
+    "4.3": sorted((CORPUS / "ex4_3").glob("wrong_*.py"))[:2],
+}
+
+
+def answers(tmp_path: Path) -> list[tuple[str, Path]]:
+    out = []
+    for ex_id, files in ANSWERS.items():
+        for i, f in enumerate(files):
+            if isinstance(f, str):  # source text
+                (f, text) = (tmp_path / f"answer-{ex_id}-{i}.py", f)
+                f.write_text(text)
+            out.append((ex_id, make_submission(tmp_path / f"{ex_id}-{i}", {ex_id: f})))
+    return out
+
+
+def graded(path: Path, ex_id: str) -> dict:
+    result = json.loads(grade_folder(path, [ex_id], max_examples=6, shown_as="sub").to_json())
+    result.pop("duration_s")
+    return result
+
+
+@pytest.fixture
+def fresh_judge():
+    memo.forget_all()
+    yield
+    replay.enabled = True
+    memo.forget_all()
+
+
+def test_replayed_grades_equal_plain_hypothesis_runs(tmp_path, fresh_judge, monkeypatch):
+    subs = answers(tmp_path)
+    replay.enabled = False
+    plain = [graded(path, ex_id) for ex_id, path in subs]
+    assert all(r["score"] < r["max_score"] for r in plain)  # every answer fails some check
+
+    replay.enabled = True
+    memo.forget_all()
+    for ex_id in ANSWERS:
+        assert graded(SOLUTION, ex_id)["score"] > 0  # records the checks' examples
+    diverged = []
+    answering = replay.answering
+    monkeypatch.setattr(
+        replay, "answering", lambda b, e, d, s: diverged.append(d.index) or answering(b, e, d, s)
+    )
+    warm = [graded(path, ex_id) for ex_id, path in subs]
+    assert warm == plain
+    assert any(i > 0 for i in diverged)  # failures past the first replayed example
+
+
+def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, monkeypatch):
+    import grader.judge.properties as properties
+
+    first = graded(SOLUTION, "3.1")
+    monkeypatch.setattr(properties, "given", None)  # hypothesis cannot be used any more
+    assert graded(SOLUTION, "3.1") == first
+    assert first["score"] == first["max_score"]
+
+
+def test_only_plain_examples_are_recorded(fresh_judge):
+    key = ("k",)
+    replay.record(key, [{"n": 1, "rates": [0.1, 0.2]}, None])
+    assert replay.recorded(key) == [{"n": 1, "rates": [0.1, 0.2]}, None]
+    replay.record(("other",), [{"x": object()}])
+    assert replay.recorded(("other",)) is None
+    memo.forget_all()
+    assert replay.recorded(key) is None
+
+
+def test_answering_gives_back_the_outcomes_then_runs_the_body():
+    calls = []
+    failure = ValueError("third")
+    test = replay.answering(
+        calls.append, [{"i": 0}, {"i": 1}, {"i": 2}], replay.Diverged(2, failure), lambda ex: None
+    )
+    test({"i": 0})
+    test({"i": 1})
+    with pytest.raises(ValueError) as raised:
+        test({"i": 2})
+    assert raised.value is failure and calls == []
+    test({"i": 7})  # shrinking: the body runs
+    assert calls == [{"i": 7}]
+
+
+def test_an_unexpected_example_ends_the_answering():
+    calls = []
+    test = replay.answering(
+        calls.append, [{"i": 0}, {"i": 1}], replay.Diverged(1, ValueError()), lambda ex: None
+    )
+    test({"i": 5})
+    test({"i": 1})
+    assert calls == [{"i": 5}, {"i": 1}]
