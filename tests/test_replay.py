@@ -79,14 +79,16 @@ def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, m
     assert first["score"] == first["max_score"]
 
 
-def test_only_plain_examples_are_recorded(fresh_judge):
-    key = ("k",)
-    replay.record(key, [{"n": 1, "rates": [0.1, 0.2]}, None])
-    assert replay.recorded(key) == [{"n": 1, "rates": [0.1, 0.2]}, None]
-    replay.record(("other",), [{"x": object()}])
-    assert replay.recorded(("other",)) is None
+def test_only_plain_examples_of_the_same_check_are_recorded(fresh_judge):
+    check, twin = object(), object()  # a check made anew under the same name is another check
+    key = ("name", "3.1", 0, 8)
+    replay.record(check, key, [{"n": 1, "rates": [0.1, 0.2]}, None])
+    assert replay.recorded(check, key) == [{"n": 1, "rates": [0.1, 0.2]}, None]
+    assert replay.recorded(twin, key) is None
+    replay.record(check, ("other",), [{"x": object()}])
+    assert replay.recorded(check, ("other",)) is None
     memo.forget_all()
-    assert replay.recorded(key) is None
+    assert replay.recorded(check, key) is None
 
 
 def test_answering_gives_back_the_outcomes_then_runs_the_body():

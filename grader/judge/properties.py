@@ -145,7 +145,7 @@ def run_check(
     seen: list[Any] = []  # the examples of a hypothesis run, to record when it passes
     limit = max_examples or check.max_examples
     key = replay.key_of(check, exercise_id, seed, limit)
-    examples = replay.recorded(key)
+    examples = replay.recorded(check, key)
 
     def note(example: Any) -> None:
         last["example"] = example
@@ -180,7 +180,7 @@ def run_check(
         with torch.no_grad():
             if examples is None:
                 _hypothesis_test(check, body, exercise_id, seed, limit)()
-                replay.record(key, seen)
+                replay.record(check, key, seen)
             elif (diverged := replay.replay(examples, body)) is not None:
                 test = replay.answering(body, examples, diverged, note)
                 _hypothesis_test(check, test, exercise_id, seed, limit)()

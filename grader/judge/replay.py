@@ -32,7 +32,9 @@ ENTRIES = 512  # recorded runs kept (about 30 checks a seed; a few hundred bytes
 PLAIN = (type(None), bool, int, float, str)
 
 enabled = True  # tests turn it off to compare with plain hypothesis runs
-_recorded: OrderedDict[tuple, list[Any]] = OrderedDict()
+# key -> (the check, its examples): the check itself is kept, and compared, so that a check made
+# anew with the same name (as tests do) never gets another's examples
+_recorded: OrderedDict[tuple, tuple[Any, list[Any]]] = OrderedDict()
 memo.on_forget(_recorded.clear)
 
 
@@ -45,7 +47,7 @@ class Diverged:
 
 
 def key_of(check: Any, exercise_id: str, seed: int, max_examples: int) -> tuple:
-    return (id(check), check.name, exercise_id, seed, max_examples)
+    return (check.name, exercise_id, seed, max_examples)
 
 
 def is_plain(value: Any) -> bool:
@@ -57,19 +59,20 @@ def is_plain(value: Any) -> bool:
     return type(value) in PLAIN
 
 
-def recorded(key: tuple) -> list[Any] | None:
-    """The examples of the last passing run under ``key``, or None."""
-    if not enabled or key not in _recorded:
+def recorded(check: Any, key: tuple) -> list[Any] | None:
+    """The examples of ``check``'s last passing run under ``key``, or None."""
+    if not enabled or key not in _recorded or _recorded[key][0] is not check:
         return None
     _recorded.move_to_end(key)
-    return _recorded[key]
+    return _recorded[key][1]
 
 
-def record(key: tuple, examples: list[Any]) -> None:
-    """Keep the examples of a run that passed (only plain data: a copy must equal the draw)."""
+def record(check: Any, key: tuple, examples: list[Any]) -> None:
+    """Keep the examples of a run of ``check`` that passed (only plain data: a copy must equal
+    the draw)."""
     if not enabled or not all(is_plain(ex) for ex in examples):
         return
-    _recorded[key] = examples
+    _recorded[key] = (check, examples)
     if len(_recorded) > ENTRIES:
         _recorded.popitem(last=False)
 
