@@ -3,6 +3,7 @@ gives every answer exactly the result a plain hypothesis run gives it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -36,8 +37,9 @@ def answers(tmp_path: Path) -> list[tuple[str, Path]]:
     return out
 
 
-def graded(path: Path, ex_id: str) -> dict:
-    result = json.loads(grade_folder(path, [ex_id], max_examples=6, shown_as="sub").to_json())
+def graded(path: Path, ex_id: str, **kwargs) -> dict:
+    result = grade_folder(path, [ex_id], max_examples=6, shown_as="sub", **kwargs)
+    result = json.loads(result.to_json())
     result.pop("duration_s")
     return result
 
@@ -72,15 +74,20 @@ def test_replayed_grades_equal_plain_hypothesis_runs(tmp_path, fresh_judge, monk
 
 def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, monkeypatch):
     import grader.judge.properties as properties
+    from grader.judge.checks.ex3_1 import CHECKS
 
-    first = graded(SOLUTION, "3.1")
+    weights = {"3.1": {CHECKS[0].name: 5.0}}  # the course's weights: the checks are copies
+    first = graded(SOLUTION, "3.1", check_points=weights)
     monkeypatch.setattr(properties, "given", None)  # hypothesis cannot be used any more
-    assert graded(SOLUTION, "3.1") == first
-    assert first["score"] == first["max_score"]
+    assert graded(SOLUTION, "3.1", check_points=weights) == first
+    assert graded(SOLUTION, "3.1")["score"] == first["score"] == first["max_score"]
 
 
 def test_only_plain_examples_of_the_same_check_are_recorded(fresh_judge):
-    check, twin = object(), object()  # a check made anew under the same name is another check
+    from grader.judge.checks.ex3_1 import CHECKS
+
+    check = CHECKS[0]
+    twin = dataclasses.replace(check, run=lambda worker, ex: None)  # another check, same name
     key = ("name", "3.1", 0, 8)
     replay.record(check, key, [{"n": 1, "rates": [0.1, 0.2]}, None])
     assert replay.recorded(check, key) == [{"n": 1, "rates": [0.1, 0.2]}, None]

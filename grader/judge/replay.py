@@ -32,9 +32,10 @@ ENTRIES = 512  # recorded runs kept (about 30 checks a seed; a few hundred bytes
 PLAIN = (type(None), bool, int, float, str)
 
 enabled = True  # tests turn it off to compare with plain hypothesis runs
-# key -> (the check, its examples): the check itself is kept, and compared, so that a check made
-# anew with the same name (as tests do) never gets another's examples
-_recorded: OrderedDict[tuple, tuple[Any, list[Any]]] = OrderedDict()
+# key -> (what draws the check's examples, the examples): kept and compared by identity, so that
+# a check made anew under the same name (as tests do) never gets another's examples, while the
+# same check with the course's weights (``dataclasses.replace``: new points) does
+_recorded: OrderedDict[tuple, tuple[tuple, list[Any]]] = OrderedDict()
 memo.on_forget(_recorded.clear)
 
 
@@ -50,6 +51,15 @@ def key_of(check: Any, exercise_id: str, seed: int, max_examples: int) -> tuple:
     return (check.name, exercise_id, seed, max_examples)
 
 
+def _drawn_by(check: Any) -> tuple:
+    """What decides a check's examples and their outcomes (its points do not)."""
+    return (check.strategy, check.examples, check.run)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return all(x is y for x, y in zip(a, b, strict=True))
+
+
 def is_plain(value: Any) -> bool:
     """Whether ``value`` is JSON-like data, which a deep copy reproduces exactly."""
     if isinstance(value, dict):
@@ -61,7 +71,7 @@ def is_plain(value: Any) -> bool:
 
 def recorded(check: Any, key: tuple) -> list[Any] | None:
     """The examples of ``check``'s last passing run under ``key``, or None."""
-    if not enabled or key not in _recorded or _recorded[key][0] is not check:
+    if not enabled or key not in _recorded or not _same(_recorded[key][0], _drawn_by(check)):
         return None
     _recorded.move_to_end(key)
     return _recorded[key][1]
@@ -72,7 +82,7 @@ def record(check: Any, key: tuple, examples: list[Any]) -> None:
     the draw)."""
     if not enabled or not all(is_plain(ex) for ex in examples):
         return
-    _recorded[key] = (check, examples)
+    _recorded[key] = (_drawn_by(check), examples)
     if len(_recorded) > ENTRIES:
         _recorded.popitem(last=False)
 
