@@ -83,6 +83,29 @@ def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, m
     assert graded(SOLUTION, "3.1")["score"] == first["score"] == first["max_score"]
 
 
+def test_forked_judge_processes_hand_their_recordings_to_the_parent(fresh_judge, monkeypatch):
+    """``grade`` spreads exercises over forked judge processes: what they record is kept by
+    the process that forked them, for its next grade (a notebook's next ``check_all()``)."""
+    import grader.judge.properties as properties
+    from grader.judge import parallel
+
+    if not parallel.supported():
+        pytest.skip("no fork here")
+    first = grade_folder(SOLUTION, None, max_examples=4, processes=2)
+    monkeypatch.setattr(properties, "given", None)  # hypothesis cannot be used any more
+    again = grade_folder(SOLUTION, None, max_examples=4, processes=1)
+    assert again.score == first.score == first.max_score
+
+
+def test_only_runs_json_gives_back_exactly_are_exported(fresh_judge):
+    from grader.judge.checks.ex3_1 import CHECKS
+
+    replay.since_fork()
+    replay.record(CHECKS[0], ("a",), [{"n": 1}])
+    replay.record(CHECKS[0], ("b",), [{"shape": (1, 2)}])  # a tuple would come back a list
+    assert replay.exported() == [{"key": ["a"], "examples": [{"n": 1}]}]
+
+
 def test_only_plain_examples_of_the_same_check_are_recorded(fresh_judge):
     from grader.judge.checks.ex3_1 import CHECKS
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict
 
+from grader.judge import replay
 from grader.result.schema import CheckResult, ExerciseResult
 from grader.shared import timing
 
@@ -38,7 +39,9 @@ def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
     try:
         try:
             single_threaded()
+            replay.since_fork()
             payload = {"results": [asdict(r) for r in job()], "timings": timing.snapshot()}
+            payload["replays"] = replay.exported()
         except BaseException as exc:  # noqa: BLE001 - reported to the parent, never raised
             payload = {"failure": f"{type(exc).__name__}: {exc}"}
         payload["stderr"] = said.getvalue()
@@ -68,12 +71,23 @@ def _results(data: bytes) -> dict[str, ExerciseResult] | str:
         if "failure" in payload:
             return str(payload["failure"])
         timing.merge(payload.get("timings") or {})
+        replay.adopt(payload.get("replays") or [], _check_named)
         return {
             e["id"]: ExerciseResult(**{**e, "checks": [CheckResult(**c) for c in e["checks"]]})
             for e in payload["results"]
         }
     except (ValueError, KeyError, TypeError) as exc:
         return f"the judge process sent no result ({type(exc).__name__})"
+
+
+def _check_named(exercise_id: str, name: str):
+    """The check ``name`` of exercise ``exercise_id`` (this process's object), or None."""
+    from grader.judge.scoring import checks_for
+    from grader.shared.registry import BY_ID
+
+    exercise = BY_ID.get(exercise_id)
+    checks = checks_for(exercise) if exercise is not None else []
+    return next((c for c in checks if c.name == name), None)
 
 
 def balanced_groups(costs: dict[str, float], n: int) -> list[list[str]]:

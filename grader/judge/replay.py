@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ enabled = True  # tests turn it off to compare with plain hypothesis runs
 # a check made anew under the same name (as tests do) never gets another's examples, while the
 # same check with the course's weights (``dataclasses.replace``: new points) does
 _recorded: OrderedDict[tuple, tuple[tuple, list[Any]]] = OrderedDict()
+_new: list[tuple] = []  # the keys recorded since ``since_fork`` (a forked judge's own)
 memo.on_forget(_recorded.clear)
 
 
@@ -83,8 +85,42 @@ def record(check: Any, key: tuple, examples: list[Any]) -> None:
     if not enabled or not all(is_plain(ex) for ex in examples):
         return
     _recorded[key] = (_drawn_by(check), examples)
+    _new.append(key)
     if len(_recorded) > ENTRIES:
         _recorded.popitem(last=False)
+
+
+# --- forked judge processes (grader.judge.parallel) hand their recordings to their parent ---
+
+
+def since_fork() -> None:
+    """In a forked judge process: from now on, what is recorded is this process's own."""
+    _new.clear()
+
+
+def exported() -> list[dict]:
+    """The runs recorded since ``since_fork``, as JSON; only those JSON gives back exactly
+    (no tuples, no NaN: a replayed example must equal the one hypothesis would draw)."""
+    out = []
+    for key in dict.fromkeys(_new):
+        if key in _recorded:
+            examples = _recorded[key][1]
+            if json.loads(json.dumps(examples)) == examples:
+                out.append({"key": list(key), "examples": examples})
+    return out
+
+
+def adopt(runs: list[dict], check_named: Callable[[str, str], Any]) -> None:
+    """Record the runs a forked judge process ``exported``; ``check_named(exercise_id, name)``
+    gives the check (this process's own object) or None."""
+    for run in runs:
+        try:
+            name, exercise_id, seed, limit = run["key"]
+            check, examples = check_named(exercise_id, name), list(run["examples"])
+        except (KeyError, TypeError, ValueError):  # never lose the results for a recording
+            continue
+        if check is not None:
+            record(check, key_of(check, exercise_id, seed, limit), examples)
 
 
 @contextlib.contextmanager
