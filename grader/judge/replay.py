@@ -39,6 +39,7 @@ enabled = True  # tests turn it off to compare with plain hypothesis runs
 _recorded: OrderedDict[tuple, tuple[tuple, list[Any]]] = OrderedDict()
 _new: list[tuple] = []  # the keys recorded since ``since_fork`` (a forked judge's own)
 memo.on_forget(_recorded.clear)
+memo.on_forget(_new.clear)
 
 
 @dataclass
