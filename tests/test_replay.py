@@ -30,8 +30,8 @@ def answers(tmp_path: Path) -> list[tuple[str, Path]]:
     out = []
     for ex_id, files in ANSWERS.items():
         for i, f in enumerate(files):
-            if isinstance(f, str):  # source text
-                (f, text) = (tmp_path / f"answer-{ex_id}-{i}.py", f)
+            if isinstance(f, str):  # an answer's source text, not a file
+                text, f = f, tmp_path / f"answer-{ex_id}-{i}.py"
                 f.write_text(text)
             out.append((ex_id, make_submission(tmp_path / f"{ex_id}-{i}", {ex_id: f})))
     return out
