@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 
 from grader.judge import replay
+from grader.judge.scoring import check_named
 from grader.result.schema import CheckResult, ExerciseResult
 from grader.shared import timing
 
@@ -71,23 +72,13 @@ def _results(data: bytes) -> dict[str, ExerciseResult] | str:
         if "failure" in payload:
             return str(payload["failure"])
         timing.merge(payload.get("timings") or {})
-        replay.adopt(payload.get("replays") or [], _check_named)
+        replay.adopt(payload.get("replays") or [], check_named)
         return {
             e["id"]: ExerciseResult(**{**e, "checks": [CheckResult(**c) for c in e["checks"]]})
             for e in payload["results"]
         }
     except (ValueError, KeyError, TypeError) as exc:
         return f"the judge process sent no result ({type(exc).__name__})"
-
-
-def _check_named(exercise_id: str, name: str):
-    """The check ``name`` of exercise ``exercise_id`` (this process's object), or None."""
-    from grader.judge.scoring import checks_for
-    from grader.shared.registry import BY_ID
-
-    exercise = BY_ID.get(exercise_id)
-    checks = checks_for(exercise) if exercise is not None else []
-    return next((c for c in checks if c.name == name), None)
 
 
 def balanced_groups(costs: dict[str, float], n: int) -> list[list[str]]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from grader.result.schema import CheckResult, ExerciseResult
-from grader.shared.registry import Exercise
+from grader.shared.registry import BY_ID, Exercise
 
 if TYPE_CHECKING:  # a type only: the batch's main process reads this module without torch
     from grader.judge.properties import Check
@@ -24,6 +24,13 @@ def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) ->
             dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
         ]
     return checks
+
+
+def check_named(exercise_id: str, name: str) -> Check | None:
+    """The check ``name`` of exercise ``exercise_id`` (its module's own object), or None."""
+    exercise = BY_ID.get(exercise_id)
+    checks = checks_for(exercise) if exercise is not None else []
+    return next((c for c in checks if c.name == name), None)
 
 
 def points_scale(exercise: Exercise, checks: list[Check]) -> float:
