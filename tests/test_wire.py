@@ -80,6 +80,28 @@ def test_state_dicts_views_and_parameters_arrive_as_plain_tensors():
     assert type(p) is torch.Tensor and not p.requires_grad
 
 
+def test_views_numpy_cannot_show_arrive_as_their_values():
+    z = torch.tensor([1 + 2j, 3 - 4j])
+    weight = torch.nn.Linear(3, 2).weight  # requires grad
+    for t in (
+        z.conj(),  # the conjugate bit
+        z.conj().imag,  # the negative bit
+        torch.ones(1, 3).expand(4, 3),  # stride 0
+        torch.arange(4.0).to(torch.bfloat16),  # no numpy dtype
+        weight,
+    ):
+        got = roundtrip(t)
+        assert type(got) is torch.Tensor and got.dtype == t.dtype and got.shape == t.shape
+        assert torch.equal(got, t.detach().resolve_conj().resolve_neg())
+
+
+def test_a_tensor_message_is_laid_out_as_documented():
+    t = torch.tensor([1.5, -2.0])
+    doc = json.dumps(["x", "float32", [2], 0, 8], separators=(",", ":")).encode()
+    expected = payload(doc, t.numpy().tobytes())
+    assert wire.encode(t) == struct.pack("!Q", len(expected)) + expected
+
+
 def test_tensor_subclasses_and_objects_are_not_sent():
     class Liar(torch.Tensor):
         pass

@@ -112,9 +112,9 @@ def _tree(obj: Any, blobs: list, offset: list[int], depth: int) -> Any:
         return ["u", *(_tree(v, blobs, offset, depth + 1) for v in obj)]
     if isinstance(obj, dict):  # an OrderedDict (a state dict) arrives as a dict
         items: list[Any] = ["d"]
-        for k, v in obj.items():
-            items.append(_tree(k, blobs, offset, depth + 1))
-            items.append(_tree(v, blobs, offset, depth + 1))
+        for k, v in obj.items():  # strings (the keys of a state dict) inline: no call each
+            items.append(k if type(k) is str else _tree(k, blobs, offset, depth + 1))
+            items.append(v if type(v) is str else _tree(v, blobs, offset, depth + 1))
         return items
     if "torch" in sys.modules and isinstance(obj, sys.modules["torch"].Tensor):
         return _tensor(obj, blobs, offset)
@@ -124,40 +124,56 @@ def _tree(obj: Any, blobs: list, offset: list[int], depth: int) -> Any:
 def _tensor(t: torch.Tensor, blobs: list, offset: list[int]) -> list:
     import torch
 
-    if type(t) not in (torch.Tensor, torch.nn.Parameter):
+    if type(t) is not torch.Tensor and type(t) is not torch.nn.Parameter:
         raise NotEncodable(
             f"a {type(t).__name__} (a subclass of torch.Tensor) is not a plain tensor"
         )
-    if t.dtype not in _names():
+    name = _names().get(t.dtype)
+    if name is None:
         raise NotEncodable(f"a tensor of dtype {t.dtype} cannot be sent")
-    if t.device.type != "cpu":
+    flat = _bytes_of(t) if t.is_cpu else None
+    if flat is None:  # another device, a conjugate or negative view, or no numpy dtype
         if t.device.type == "meta":
             raise NotEncodable("a tensor on the meta device holds no values")
-        t = t.to("cpu")
-    t = t.detach().resolve_conj().resolve_neg().contiguous()
-    nbytes = t.numel() * t.element_size()
+        t = t.detach().to("cpu").resolve_conj().resolve_neg().contiguous()
+        flat = t.reshape(-1).view(torch.uint8).numpy()
+    nbytes = flat.nbytes
     start = 0
     if nbytes:
         start = -(-offset[0] // ALIGN) * ALIGN
-        blobs.append((start - offset[0], t.reshape(-1).view(torch.uint8).numpy()))
+        blobs.append((start, flat))
         offset[0] = start + nbytes
-    return ["x", _names()[t.dtype], list(t.shape), start, nbytes]
+    return ["x", name, list(t.shape), start, nbytes]
 
 
-def encode(obj: Any) -> bytes:
-    """The message for ``obj``: header, JSON document, tensor bytes."""
+def _bytes_of(t: torch.Tensor) -> Any:
+    """The bytes of CPU tensor ``t`` in C order, as a flat uint8 numpy array (a view where
+    ``t`` is contiguous); None where numpy cannot show them (bfloat16, a conjugate or negative
+    view), which the caller then resolves with torch."""
+    try:
+        array = t.detach().numpy()
+    except (RuntimeError, TypeError):
+        return None
+    return array.reshape(-1).view("uint8")
+
+
+def encode(obj: Any) -> bytearray:
+    """The message for ``obj``: header, JSON document, tensor bytes (each copied once)."""
     blobs: list[tuple[int, Any]] = []
     tree = _tree(obj, blobs, [0], 0)
     doc = json.dumps(tree, separators=(",", ":"), allow_nan=False).encode()
     head = _DOC.size + len(doc)
-    base = -(-head // ALIGN) * ALIGN
-    parts = [_DOC.pack(len(doc)), doc, bytes(base - head)]
-    for gap, data in blobs:
-        if gap:
-            parts.append(bytes(gap))
-        parts.append(data.tobytes() if hasattr(data, "tobytes") else data)
-    payload = b"".join(parts)
-    return _HEADER.pack(len(payload)) + payload
+    # The tensors' bytes start on an ALIGN boundary of the payload (after the header).
+    base = _HEADER.size + -(-head // ALIGN) * ALIGN
+    size = base + (blobs[-1][0] + blobs[-1][1].nbytes if blobs else 0)
+    message = bytearray(size)
+    _HEADER.pack_into(message, 0, size - _HEADER.size)
+    _DOC.pack_into(message, _HEADER.size, len(doc))
+    message[_HEADER.size + _DOC.size : _HEADER.size + head] = doc
+    view = memoryview(message)
+    for start, flat in blobs:
+        view[base + start : base + start + flat.nbytes] = flat
+    return message
 
 
 # --- decoding ---------------------------------------------------------------------------------
@@ -182,9 +198,11 @@ def _untree(node: Any, blob: memoryview, depth: int) -> Any:
             raise BadMessage("a dict with a key and no value")
         out = {}
         for i in range(1, len(node), 2):
-            key = _untree(node[i], blob, depth + 1)
+            key, value = node[i], node[i + 1]
+            if type(key) is not str:  # strings (most keys) are what they are: no call each
+                key = _untree(key, blob, depth + 1)
             try:
-                out[key] = _untree(node[i + 1], blob, depth + 1)
+                out[key] = value if type(value) is str else _untree(value, blob, depth + 1)
             except TypeError:
                 raise BadMessage("a dict key that cannot be a key") from None
         return out
@@ -211,10 +229,12 @@ def _untensor(node: list, blob: memoryview) -> torch.Tensor:
         raise BadMessage("a tensor whose bytes do not match its shape")
     if not nbytes:
         return torch.empty(shape, dtype=dtype)
-    raw = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=start)
-    if dtype is torch.bool:
-        return (raw != 0).reshape(shape)  # any byte other than 0 and 1 is made a valid bool
-    return raw.view(dtype).reshape(shape)
+    if dtype is torch.bool:  # any byte other than 0 and 1 is made a valid bool
+        flat = torch.frombuffer(blob, dtype=torch.uint8, count=nbytes, offset=start) != 0
+    else:
+        flat = torch.frombuffer(blob, dtype=dtype, count=nbytes // dtype.itemsize, offset=start)
+    # torch.reshape, not the method: half the cost a call, counted over a model's tensors.
+    return flat if len(shape) == 1 else torch.reshape(flat, shape)
 
 
 def decode(payload: bytes | bytearray) -> Any:
