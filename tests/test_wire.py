@@ -96,10 +96,12 @@ def test_views_numpy_cannot_show_arrive_as_their_values():
 
 
 def test_a_tensor_message_is_laid_out_as_documented():
-    t = torch.tensor([1.5, -2.0])
-    doc = json.dumps(["x", "float32", [2], 0, 8], separators=(",", ":")).encode()
-    expected = payload(doc, t.numpy().tobytes())
-    assert wire.encode(t) == struct.pack("!Q", len(expected)) + expected
+    a, b = torch.tensor([1.5, -2.0]), torch.tensor([[7]])
+    # Each tensor's bytes start on an ALIGN boundary after the document, zeros in between.
+    doc = ["l", ["x", "float32", [2], 0, 8], ["x", "int64", [1, 1], wire.ALIGN, 8]]
+    blob = a.numpy().tobytes() + bytes(wire.ALIGN - 8) + b.numpy().tobytes()
+    expected = payload(json.dumps(doc, separators=(",", ":")).encode(), blob)
+    assert wire.encode([a, b]) == struct.pack("!Q", len(expected)) + expected
 
 
 def test_tensor_subclasses_and_objects_are_not_sent():
