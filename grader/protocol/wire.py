@@ -96,6 +96,12 @@ def int_too_large(n: int) -> str | None:
 # --- encoding ---------------------------------------------------------------------------------
 
 
+def _aligned(n: int) -> int:
+    """``n`` rounded up to the next ``ALIGN`` boundary: where tensor bytes start, counted from
+    the start of the payload, the same for ``encode`` and ``decode``."""
+    return -(-n // ALIGN) * ALIGN
+
+
 def _tree(obj: Any, blobs: list, offset: list[int], depth: int) -> Any:
     kind = type(obj)
     if kind is int and (too_large := int_too_large(obj)) is not None:
@@ -140,7 +146,7 @@ def _tensor(t: torch.Tensor, blobs: list, offset: list[int]) -> list:
     nbytes = flat.nbytes
     start = 0
     if nbytes:
-        start = -(-offset[0] // ALIGN) * ALIGN
+        start = _aligned(offset[0])
         blobs.append((start, flat))
         offset[0] = start + nbytes
     return ["x", name, list(t.shape), start, nbytes]
@@ -164,7 +170,7 @@ def encode(obj: Any) -> bytearray:
     doc = json.dumps(tree, separators=(",", ":"), allow_nan=False).encode()
     head = _DOC.size + len(doc)
     # The tensors' bytes start on an ALIGN boundary of the payload (after the header).
-    base = _HEADER.size + -(-head // ALIGN) * ALIGN
+    base = _HEADER.size + _aligned(head)
     size = base + (blobs[-1][0] + blobs[-1][1].nbytes if blobs else 0)
     message = bytearray(size)
     _HEADER.pack_into(message, 0, size - _HEADER.size)
@@ -248,7 +254,7 @@ def decode(payload: bytes | bytearray) -> Any:
         if end > len(view):
             raise BadMessage("a document longer than its message")
         tree = json.loads(bytes(view[_DOC.size : end]))
-        base = -(-end // ALIGN) * ALIGN
+        base = _aligned(end)
         data = payload if isinstance(payload, bytearray) else bytearray(payload)
         return _untree(tree, memoryview(data)[base:], 0)
     except BadMessage:
