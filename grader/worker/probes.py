@@ -125,18 +125,36 @@ def number(obj: Any, what: str) -> int | float | dict:
     return {"not_a_number": type(obj).__name__, "repr": repr(obj)[:100]}
 
 
-def describe_module(m: Any) -> dict:
-    """What the judge needs to rebuild a clean reference module from a student's module."""
+def shape_of(value: Any, where: str) -> list[int] | None:
+    """The shape of a state entry (None for an entry that is not a tensor), refused exactly as
+    ``plain`` would refuse the entry itself."""
+    if isinstance(value, torch.Tensor):
+        wrong = what_tensor_is_wrong(value)
+        if wrong is not None:
+            raise _refuse(where, wrong)
+        return list(value.shape)
+    plain(value, where)
+    return None
+
+
+def describe_module(m: Any, values: bool = True) -> dict:
+    """What the judge needs to rebuild a clean reference module from a student's module; with
+    ``values`` false, the state's shapes ("shapes") instead of the state itself ("state"), for
+    a judge that only checks the keys and shapes and runs the module where it is."""
     if not isinstance(m, nn.Module):
         return {"is_module": False, "class": type(m).__name__}
+    where = "your module's state_dict()[{!r}]"
+    entries = m.state_dict().items()
+    if values:
+        state = {"state": {k: plain(v, where.format(k)) for k, v in entries}}
+    else:
+        state = {"shapes": {k: shape_of(v, where.format(k)) for k, v in entries}}
     return {
         "is_module": True,
         "class": type(m).__name__,
         "class_module": type(m).__module__,
         "training": bool(m.training),
-        "state": {
-            k: plain(v, f"your module's state_dict()[{k!r}]") for k, v in m.state_dict().items()
-        },
+        **state,
         "parameters": {
             name: bool(p.requires_grad) for name, p in m.named_parameters(remove_duplicate=False)
         },
@@ -248,14 +266,16 @@ def _split_config(module, state):
     return plain(module.GPT_CONFIG_SPLIT_DROPOUT, "GPT_CONFIG_SPLIT_DROPOUT")
 
 
+# The judge checks these modules' keys and shapes and runs them here with its own weights:
+# their values never leave the worker.
 def _build_split_model(module, state, cfg: dict):
     m = module.GPTModel(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m)}
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
 
 
 def _build_split_block(module, state, cfg: dict):
     m = module.TransformerBlock(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m)}
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
 
 
 PROBES: dict[str, dict[str, Probe]] = {

@@ -7,6 +7,7 @@ from torch import nn
 
 from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
+from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed, assert_close
 from grader.judge.strategies import attention_shapes
 from grader.shared.torchseed import seed_torch
@@ -15,13 +16,22 @@ from reference import SelfAttention_v1, SelfAttention_v2
 NAMES = ("W_query", "W_key", "W_value")
 
 
+@remembered
 def build(ex: dict):
-    """The judge's own modules and input, made exactly as the reproduce snippet makes them."""
+    """The judge's own modules and input, made exactly as the reproduce snippet makes them
+    (shared: read only)."""
     seed_torch(ex["seed"])
     sa_v2 = SelfAttention_v2(ex["d_in"], ex["d_out"])
     sa_v1 = SelfAttention_v1(ex["d_in"], ex["d_out"])
     x = torch.rand(ex["n_tokens"], ex["d_in"])
     return sa_v2, sa_v1, x
+
+
+@remembered
+def expected_output(ex: dict) -> torch.Tensor:
+    """``sa_v2(x)``, which ``sa_v1(x)`` must equal after the transfer."""
+    sa_v2, _, x = build(ex)
+    return sa_v2(x)
 
 
 def transfer(worker: WorkerHandle, ex: dict):
@@ -37,7 +47,7 @@ def transfer(worker: WorkerHandle, ex: dict):
 
 
 def check_outputs(worker: WorkerHandle, ex: dict) -> None:
-    sa_v2, x, reply = transfer(worker, ex)
+    _, x, reply = transfer(worker, ex)
     rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
     for name in NAMES:
         w = reply["v1"][name]["value"]
@@ -52,7 +62,9 @@ def check_outputs(worker: WorkerHandle, ex: dict) -> None:
                 hints.SHAPE,
             )
         setattr(rebuilt, name, nn.Parameter(w.clone()))
-    assert_close(rebuilt(x), sa_v2(x), "sa_v1(x) after the transfer (expected: sa_v2(x))")
+    assert_close(
+        rebuilt(x), expected_output(ex), "sa_v1(x) after the transfer (expected: sa_v2(x))"
+    )
 
 
 def check_v2_unchanged(worker: WorkerHandle, ex: dict) -> None:

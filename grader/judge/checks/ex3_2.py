@@ -11,6 +11,7 @@ import re
 
 import torch
 
+from grader.judge.checks import same_weights
 from grader.judge.checks.attention_rebuild import (
     INPUT_SOURCE,
     assert_causal,
@@ -43,6 +44,20 @@ def call_text(ex: dict) -> str:
     return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}{rate})"
 
 
+def rebuilt(reply: dict, owner: str) -> torch.nn.Module:
+    """The book's wrapper rebuilt from the student's module (shared: read only)."""
+    description = reply["module"]
+    return same_weights.reused("wrapper", description, lambda: rebuild_wrapper(description, owner))
+
+
+def expected_output(reference: torch.nn.Module, ex: dict, train: bool) -> torch.Tensor:
+    """The rebuilt wrapper's output on the example's input (``batch_of``)."""
+    key = (ex["batch"], ex["num_tokens"], ex["d_in"], ex["seed"], train)
+    return same_weights.expected(
+        reference, key, lambda: reference_forward(reference, batch_of(ex), train, ex["seed"])
+    )
+
+
 def build(worker: WorkerHandle, ex: dict) -> dict:
     return build_student(
         worker,
@@ -61,7 +76,7 @@ def batch_of(ex: dict) -> torch.Tensor:
 def check_two_heads(worker: WorkerHandle, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
-    heads = len(rebuild_wrapper(reply["module"], owner).heads)
+    heads = len(rebuilt(reply, owner).heads)
     if heads != 2:
         raise CheckFailed(
             f"{call_text(ex)} returned a MultiHeadAttentionWrapper with {heads} "
@@ -122,7 +137,7 @@ def check_arguments(worker: WorkerHandle, ex: dict) -> None:
 def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
-    reference = rebuild_wrapper(reply["module"], owner)
+    reference = rebuilt(reply, owner)
     x = batch_of(ex)
     # Train mode too when the rate is not 0: dropout must draw the same masks as the book's.
     for train in (False, True) if ex["dropout"] else (False,):
@@ -130,7 +145,7 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
         mode = f"train mode after torch.manual_seed({ex['seed']})" if train else "eval mode"
         assert_close(
             got,
-            reference_forward(reference, x, train, ex["seed"]),
+            expected_output(reference, ex, train),
             f"in {mode}, the output of {owner} (expected: the book's MultiHeadAttentionWrapper "
             "with the same weights and dropout)",
         )
@@ -146,12 +161,12 @@ def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
             f"drop with p = {' and '.join(f'{p:g}' for p in rates)}: the default is "
             "dropout=0.0, so in train mode nothing may be dropped"
         )
-    reference = rebuild_wrapper(reply["module"], owner)  # every rate 0.0: none was found above
+    reference = rebuilt(reply, owner)  # every rate 0.0: none was found above
     x = batch_of(ex)
     got = student_forward(worker, reply["handle"], x, call_text(ex), True, ex["seed"])
     assert_close(
         got,
-        reference_forward(reference, x, True, ex["seed"]),
+        expected_output(reference, ex, True),
         f"in train mode after torch.manual_seed({ex['seed']}), the output of {owner} (expected: "
         "the book's MultiHeadAttentionWrapper with the same weights and dropout=0.0, the "
         "default: nothing dropped)",

@@ -170,19 +170,19 @@ def check_config(worker: WorkerHandle, _: Any) -> None:
 
 
 def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
-    state = build_student(worker, ex["cfg"])["module"]["state"]
+    shapes = build_student(worker, ex["cfg"])["module"]["shapes"]
     expected = reference_shapes(ex["cfg"])
-    missing = sorted(set(expected) - set(state))
-    extra = sorted(set(state) - set(expected))
+    missing = sorted(set(expected) - set(shapes))
+    extra = sorted(set(shapes) - set(expected))
     problems = []
     if missing:
         problems.append("missing: " + ", ".join(missing[:6]) + (" ..." if len(missing) > 6 else ""))
     if extra:
         problems.append("unexpected: " + ", ".join(extra[:6]) + (" ..." if len(extra) > 6 else ""))
     problems += [
-        f"{k} has shape {tuple(state[k].shape)}, expected {shape}"
+        f"{k} has shape {tuple(shapes[k])}, expected {shape}"
         for k, shape in expected.items()
-        if k in state and isinstance(state[k], torch.Tensor) and tuple(state[k].shape) != shape
+        if isinstance(shapes.get(k), list) and tuple(shapes[k]) != shape
     ]
     if problems:
         raise CheckFailed(
