@@ -413,3 +413,45 @@ def test_hand_written_dropout_answer_is_right_where_masks_do_not_matter():
         for train in (False, True):
             model.train(train), oracle.train(train)
             assert torch.allclose(model(x), oracle(x), atol=1e-5)
+
+
+# --- 4.3's modules are described by their shapes ----------------------------------------------
+
+
+def test_4_3_modules_come_back_as_shapes_and_are_refused_as_their_values_would_be():
+    from grader.worker.probes import NotPlainData, describe_module
+
+    model = GPTModel(
+        {
+            **GPT_CONFIG_124M,
+            "vocab_size": 7,
+            "context_length": 3,
+            "emb_dim": 4,
+            "n_heads": 2,
+            "n_layers": 1,
+        }
+    )
+    shapes = describe_module(model, values=False)
+    assert "state" not in shapes
+    assert shapes["shapes"] == {k: list(v.shape) for k, v in model.state_dict().items()}
+    model.register_buffer("hollow", torch.empty(2, device="meta"))
+    refusals = []
+    for values in (True, False):
+        with pytest.raises(NotPlainData) as refused:
+            describe_module(model, values=values)
+        refusals.append(str(refused.value))
+    assert refusals[0] == refusals[1] and "'hollow'" in refusals[0] and "meta" in refusals[0]
+
+
+def test_4_3_a_parameter_of_another_shape_is_named_by_the_keys_check(tmp_path):
+    source = (SOLUTION / "exercises" / "ex4_3_split_dropout.py").read_text()
+    wider = source.replace(
+        'nn.Embedding(cfg["context_length"], cfg["emb_dim"])',
+        'nn.Embedding(cfg["context_length"] + 1, cfg["emb_dim"])',
+    )
+    assert wider != source
+    answer = tmp_path / "ex4_3_split_dropout.py"
+    answer.write_text(wider)
+    result = grade_folder(make_submission(tmp_path / "sub", {"4.3": answer}), ["4.3"])
+    check = failed_check(result.exercises[0], "same state_dict keys")
+    assert "pos_emb.weight has shape" in check.message and "expected" in check.message
