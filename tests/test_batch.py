@@ -378,20 +378,40 @@ def test_usage_errors(klass, tmp_path, args, needle):
     assert needle in proc.stderr and proc.stderr.count("\n") == 1
 
 
-def test_the_main_process_never_imports_torch(tmp_path):
-    """Only the judge processes need torch: the process that hands out the submissions and
-    writes the gradebook, the dashboard and the similarity table does not pay its second."""
+def test_the_judges_are_forked_from_the_main_process_with_torch_imported_once(tmp_path):
+    """On Linux, a main process that runs no other thread imports torch and the checks once,
+    and the judge processes forked from it find them imported (a spy set in the main process
+    runs in each judge: a fresh interpreter would not have it)."""
     klass = tmp_path / "class"
     make_submission(klass / "alice")
-    out = tmp_path / "out"
+    make_submission(klass / "bob")
+    out, marks = tmp_path / "out", tmp_path / "marks"
+    marks.mkdir()
     code = (
-        "import sys\n"
+        "import os, sys\n"
+        "from grader.batch import boot\n"
         "from grader.commands import cli\n"
-        f"code = cli.main(['batch', {str(klass)!r}, '-o', {str(out)!r}, '-j', '1', *{FAST!r}])\n"
-        "print('torch' in sys.modules, 'hypothesis' in sys.modules, code)\n"
+        "original = boot.init_judge\n"
+        "def spy(*args):\n"
+        f"    with open(os.path.join({str(marks)!r}, str(os.getpid())), 'w') as f:\n"
+        "        f.write(str('torch' in sys.modules and 'hypothesis' in sys.modules))\n"
+        "    original(*args)\n"
+        "boot.init_judge = spy\n"
+        f"code = cli.main(['batch', {str(klass)!r}, '-o', {str(out)!r}, '-j', '2', *{FAST!r}])\n"
+        "print('torch' in sys.modules, code)\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600
     )
-    assert proc.stdout.split()[-3:] == ["False", "False", "0"], proc.stdout + proc.stderr
+    assert proc.stdout.split()[-2:] == ["True", "0"], proc.stdout + proc.stderr
+    assert [p.read_text() for p in marks.iterdir()] == ["True", "True"]
     assert (out / "similarity.csv").is_file() and (out / "gradebook.csv").is_file()
+
+
+def test_judges_are_fresh_interpreters_when_the_main_process_runs_threads(monkeypatch):
+    """A fork while another thread holds a lock would leave it held in the judge forever."""
+    from grader.batch import boot
+
+    monkeypatch.setattr(boot.threading, "active_count", lambda: 2)
+    context, initargs, servers = boot.judge_processes("default", 2)
+    assert context.get_start_method() == "spawn" and servers == [] and len(initargs) == 2

@@ -7,6 +7,7 @@ import io
 import shutil
 import stat
 import struct
+import threading
 import zipfile
 from pathlib import Path
 
@@ -372,6 +373,16 @@ def test_progress_bar_on_a_terminal():
     assert "4/4" in text and "failed 1, errors 1" in text
     assert "<00:00" in text or "<?" in text  # the ETA field
     assert "bob.zip" not in text  # a bar, not lines
+
+
+def test_a_progress_bar_starts_no_thread():
+    """The judges are forked from the main process only while it runs no other thread: tqdm's
+    monitor thread would make every batch run on a terminal start them as fresh interpreters."""
+    before = threading.active_count()
+    progress = Progress(4, stream=Terminal())
+    progress.update("alice", "passed", 10, 10, "")
+    assert threading.active_count() == before
+    progress.close()
 
 
 def test_plain_lines_when_not_a_terminal():

@@ -1,31 +1,85 @@
-"""Setting up one of a batch's judge processes. ``init`` is the first code it runs, kept free of
-heavy imports: it starts the sandbox's fork server (which imports torch in its own process)
-before this process imports torch too, as ``grade`` does, then sets up the judge: one torch
-thread, the worker starter (``starter``, which ``grader.batch.pool`` grades with), a watch on
-the parent, a quick exit."""
+"""Starting a batch's judge processes, and setting each one up.
+
+On Linux, when the batch's main process runs no other thread, the judges are forked from it
+(``judge_processes``): it first starts one fork server per judge (each imports torch in its own
+process), then imports what judging needs while they do, and forks the judges, which find
+everything imported and take a server over. Elsewhere, each judge is a fresh interpreter
+that starts its own fork server before it imports torch too, as ``grade`` does.
+
+``init`` is the first code a judge runs: one torch thread, the worker starter (``starter``,
+which ``grader.batch.pool`` grades with), a watch on the parent, a quick exit."""
 
 from __future__ import annotations
 
 import atexit
+import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from grader.judge.launch.forkserver import ForkServer
     from grader.judge.launch.handle import Starter
 
 starter: Starter | None = None  # the worker starter of this judge process (set by ``init_judge``)
 
+# The judge processes already fill the cores: one torch thread each, in them and in their
+# workers (whose fork servers inherit the variable).
+THREADS = ("OMP_NUM_THREADS", "1")
 
-def init(sandbox: str, parent: int) -> None:
+
+def can_fork() -> bool:
+    """Whether judges may be forked from this process: Linux, and no other thread running
+    (a thread holding a lock at the fork would leave it held forever in the child)."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list[ForkServer]]:
+    """The context to start ``judges`` judge processes with, the arguments of their ``init``,
+    and the fork servers started for them here (``let_go`` and ``reap`` are the caller's)."""
+    if not can_fork():
+        return multiprocessing.get_context("spawn"), (sandbox, os.getpid()), []
+    from grader.judge.launch.starter import supported
+
+    servers: list[ForkServer] = []
+    if sandbox != "none" and supported():
+        from grader.judge.launch.forkserver import ForkServer
+
+        name, value = THREADS
+        before = os.environ.get(name)
+        os.environ.setdefault(name, value)  # the servers' environment is made from this one
+        try:
+            servers = [ForkServer().start() for _ in range(judges)]
+        finally:
+            if before is None:
+                del os.environ[name]
+    from grader.judge.ready import ready_to_judge
+
+    ready_to_judge()  # while the servers import torch; the judges forked next share it all
+    context = multiprocessing.get_context("fork")
+    slots = context.SimpleQueue()
+    for slot in range(len(servers)):
+        slots.put(slot)
+    return context, (sandbox, os.getpid(), servers, slots), servers
+
+
+def init(sandbox: str, parent: int, servers: list[ForkServer] | None = None, slots: Any = None):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
-    # The judge processes already fill the cores: one torch thread each, here and in the
-    # workers (whose fork server inherits the variable).
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    if sandbox != "none":
+    os.environ.setdefault(*THREADS)
+    if servers:
+        from grader.judge.launch.starter import take_over_default_server
+
+        mine = servers[slots.get()]
+        for other in servers:
+            if other is not mine:
+                other.let_go()  # its template must see the end of the channel with its judge
+        take_over_default_server(mine)
+    elif sandbox != "none":
         from grader.judge.launch.starter import prestart
 
         prestart()

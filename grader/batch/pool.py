@@ -1,10 +1,10 @@
 """The batch's judge processes: a few long-lived processes that grade submissions in parallel.
 
-Each judge process is started once per batch (``spawn``: a clean interpreter, whatever threads
-the main process runs) and set up by ``grader.batch.boot``: torch and the checks imported once
-(``grader.judge.ready``), one torch thread (the processes already fill the cores), one worker
-starter (the warm fork server of ``grader.judge.launch.starter`` when it is there, so that no
-submission pays for an import of torch).
+Each judge process is started once per batch, forked from this process once it has imported
+torch and the checks (or, where that is not safe, a clean interpreter: ``grader.batch.boot``),
+and set up by ``grader.batch.boot``: one torch thread (the processes already fill the cores),
+one worker starter (a warm fork server of ``grader.judge.launch.starter`` when it is there, so
+that no submission pays for an import of torch).
 Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
 
 Processes, not threads: hypothesis and the reference computations are Python under the GIL,
@@ -20,8 +20,6 @@ recorded as errors to grade again on the next run. A judge process whose parent 
 
 from __future__ import annotations
 
-import multiprocessing
-import os
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -133,17 +131,17 @@ def run_jobs(
     process) as each finishes."""
     pending = list(jobs)
     attempts: Counter[str] = Counter()
-    context = multiprocessing.get_context("spawn")
     while pending:
         broken: list[Job] = []
+        judges = max(1, min(processes, len(pending)))
+        context, initargs, servers = boot.judge_processes(sandbox, judges)
         pool = ProcessPoolExecutor(
-            max_workers=max(1, min(processes, len(pending))),
-            mp_context=context,
-            initializer=boot.init,
-            initargs=(sandbox, os.getpid()),
+            max_workers=judges, mp_context=context, initializer=boot.init, initargs=initargs
         )
         try:
             futures: dict[Future, Job] = {pool.submit(grade_job, job): job for job in pending}
+            for server in servers:  # the judges are forked: each has taken its server over
+                server.let_go()
             waiting = set(futures)
             while waiting:
                 done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
@@ -164,7 +162,12 @@ def run_jobs(
         except BaseException:
             _terminate(pool)
             raise
+        finally:
+            for server in servers:
+                server.let_go()
         pool.shutdown(wait=True)
+        for server in servers:
+            server.reap()
         pending = []
         for job in broken:
             attempts[job.entry.name] += 1

@@ -21,8 +21,13 @@ class Progress:
         if self.stream.isatty():
             from tqdm import tqdm
 
+            class Bar(tqdm):
+                # No monitor thread: the judges are forked from this process, which must then
+                # run no other thread (grader.batch.boot); each submission updates the bar.
+                monitor_interval = 0
+
             sized = shutil.get_terminal_size((0, 0)).columns > 0  # a pty may report 0x0
-            self.bar = tqdm(
+            self.bar = Bar(
                 total=total, initial=already, unit="sub", file=self.stream,
                 dynamic_ncols=sized, ncols=None if sized else 80,
                 desc="grading", bar_format="{desc} {bar} {n_fmt}/{total_fmt} "

@@ -4,6 +4,10 @@
 ``WorkerHandle`` whose process the server forked. One server can be shared by the threads of
 one judge process (requests are serialised by a lock; each takes a few milliseconds), and is
 closed explicitly with ``close()``, as a context manager, or at exit.
+
+A process may start a server for a child it then forks (``grade batch`` starts its judges'
+servers first, so that their imports of torch run while it imports what judging needs): the
+child calls ``take_over()`` and the parent ``let_go()``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class ForkServer:
         self.refill = refill
         self._lock = threading.Lock()
         self._owner = os.getpid()
+        self._parent = os.getpid()  # the template's parent: only it can wait for it
         self._process: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._home: str | None = None
@@ -103,7 +108,7 @@ class ForkServer:
             self._failed = self._failed or "the fork server is closed"
             if sock is not None:
                 sock.close()  # end of file: the template kills its workers and exits
-            if process is not None and os.getpid() == self._owner:
+            if process is not None and os.getpid() == self._owner == self._parent:
                 if not ready:  # still importing torch: no worker to clean up yet
                     process.kill()
                 try:
@@ -115,6 +120,35 @@ class ForkServer:
                 import shutil
 
                 shutil.rmtree(self._home, ignore_errors=True)
+
+    def _is_parent(self) -> bool:
+        return self._process is not None and os.getpid() == self._parent
+
+    def take_over(self) -> None:
+        """In a child forked after ``start()``: this process now owns the server. The template
+        is not its child; it exits when this process closes the channel or exits."""
+        self._owner = os.getpid()
+
+    def let_go(self) -> None:
+        """In the parent, once a child has taken the server over: close this process's end of
+        the channel (the template then ends with the child) and keep only what ``reap`` needs."""
+        with self._lock:
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+            self._failed = self._failed or "handed over to another process"
+            self._home = None  # the template removes its home as it exits
+
+    def reap(self, timeout: float = 5.0) -> None:
+        """In the parent, after ``let_go``: wait for the template to exit (kill it after
+        ``timeout`` seconds)."""
+        if not self._is_parent():
+            return
+        try:
+            self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
 
     def __enter__(self) -> ForkServer:
         return self.start()
@@ -135,7 +169,7 @@ class ForkServer:
                 if not data:
                     raise ServerFailed("the fork server exited")
                 return json.loads(data), fds
-            if self._process is not None and self._process.poll() is not None:
+            if self._is_parent() and self._process.poll() is not None:
                 raise ServerFailed(f"the fork server exited with status {self._process.poll()}")
             if time.monotonic() > deadline:
                 raise ServerFailed(f"the fork server did not answer within {timeout:g} s")

@@ -55,6 +55,15 @@ def default_server(spares: int = 6, refill: bool = True) -> ForkServer:
         return _default
 
 
+def take_over_default_server(server: ForkServer) -> None:
+    """Make ``server``, started by the process this one was forked from, this process's
+    shared fork server (``ForkServer.take_over``)."""
+    global _default
+    with _lock:
+        server.take_over()
+        _default = server
+
+
 def close_default_server() -> None:
     global _default
     with _lock:
