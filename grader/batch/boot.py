@@ -68,7 +68,9 @@ def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list
     return context, (sandbox, os.getpid(), servers, slots), servers
 
 
-def init(sandbox: str, parent: int, servers: list[ForkServer] | None = None, slots: Any = None):
+def init(
+    sandbox: str, parent: int, servers: list[ForkServer] | None = None, slots: Any = None
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
     os.environ.setdefault(*THREADS)
     if servers:
