@@ -270,6 +270,28 @@ def test_close_stops_the_template_and_its_workers(tmp_path):
     worker.close()
 
 
+def test_judges_sharing_a_template_lose_only_their_own_workers(tmp_path):
+    """A batch's judges share one template, each over its own channel: closing one channel ends
+    that judge's workers and leaves the other judge served; closing the last ends the template."""
+    first, second = ForkServer.shared(2, spares=0)
+    assert first._process is second._process
+    hang = "import time\nwhile True:\n    time.sleep(1)\n"  # never ready
+    gone = start_with(SandboxStarter(first), hang, tmp_path / "first")
+    first.close()
+    deadline = time.monotonic() + 10.0
+    while Path(f"/proc/{gone.pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{gone.pid}").exists()  # killed with its judge's channel
+    gone.close()
+    code = "def transfer_weights(a, b):\n    pass\n"
+    worker = start_with(SandboxStarter(second), code, tmp_path / "second")
+    assert worker.receive(LIMITS.import_timeout_s) == "ready"
+    worker.close()
+    assert second._process.poll() is None
+    second.close()
+    assert second._process.poll() is not None
+
+
 def template_children(server: ForkServer) -> list[int]:
     """The processes whose parent is the fork server's template: its spares and workers."""
     pids = []

@@ -1,10 +1,10 @@
 """Starting a batch's judge processes, and setting each one up.
 
 On Linux, when the batch's main process runs no other thread, the judges are forked from it
-(``judge_processes``): it first starts one fork server per judge (each imports torch in its own
-process), then imports what judging needs while they do, and forks the judges, which find
-everything imported and take a server over. Elsewhere, each judge is a fresh interpreter
-that starts its own fork server before it imports torch too, as ``grade`` does.
+(``judge_processes``): it first starts the fork server they share (a clean process that imports
+torch), then imports what judging needs while it does, and forks the judges, which find
+everything imported and each take over a channel to the server. Elsewhere, each judge is a fresh
+interpreter that starts its own fork server before it imports torch too, as ``grade`` does.
 
 ``init`` is the first code a judge runs: one torch thread, the worker starter (``starter``,
 which ``grader.batch.pool`` grades with), a watch on the parent, a quick exit."""
@@ -41,7 +41,8 @@ def can_fork() -> bool:
 
 def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list[ForkServer]]:
     """The context to start ``judges`` judge processes with, the arguments of their ``init``,
-    and the fork servers started for them here (``let_go`` and ``reap`` are the caller's)."""
+    and the channels to the fork server started for them here, one per judge (``let_go`` and
+    ``reap`` are the caller's)."""
     if not can_fork():
         return multiprocessing.get_context("spawn"), (sandbox, os.getpid()), []
     from grader.judge.launch.starter import supported
@@ -54,7 +55,7 @@ def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list
         before = os.environ.get(name)
         os.environ.setdefault(name, value)  # the servers' environment is made from this one
         try:
-            servers = [ForkServer().start() for _ in range(judges)]
+            servers = ForkServer.shared(judges)
         finally:
             if before is None:
                 del os.environ[name]

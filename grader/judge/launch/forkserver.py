@@ -53,6 +53,7 @@ class ForkServer:
         self._lock = threading.Lock()
         self._owner = os.getpid()
         self._parent = os.getpid()  # the template's parent: only it can wait for it
+        self._peers: list[ForkServer] = [self]  # the channels to the same template (``shared``)
         self._process: subprocess.Popen | None = None
         self._sock: socket.socket | None = None
         self._home: str | None = None
@@ -69,13 +70,25 @@ class ForkServer:
             self._start_locked()
         return self
 
-    def _start_locked(self) -> None:
+    @classmethod
+    def shared(cls, count: int, spares: int = 6) -> list[ForkServer]:
+        """``count`` servers over one template process, started now: each talks to it over a
+        channel of its own and is handed to a process of its own (``take_over``); the
+        template serves them all, with ``spares`` spare workers, until every channel is closed."""
+        servers = [cls(spares=spares) for _ in range(count)]
+        with servers[0]._lock:
+            servers[0]._start_locked(servers)
+        return servers
+
+    def _start_locked(self, peers: list[ForkServer] | None = None) -> None:
         if self._process is not None or self._failed:
             return
-        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        peers = peers or [self]
+        pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET) for _ in peers]
+        children = [child.fileno() for _, child in pairs]
         self._home = tempfile.mkdtemp(prefix="grade-server-")
         config = {
-            "fd": child.fileno(),
+            "fds": children,
             "disable": sorted(self.disable),
             "spares": self.spares,
             "refill": self.refill,
@@ -84,7 +97,7 @@ class ForkServer:
         try:
             self._process = subprocess.Popen(
                 fork_server_arguments(config),
-                pass_fds=(child.fileno(),),
+                pass_fds=children,
                 stdin=subprocess.DEVNULL,
                 stdout=None if debug else subprocess.DEVNULL,
                 stderr=None if debug else subprocess.DEVNULL,
@@ -93,12 +106,16 @@ class ForkServer:
                 start_new_session=True,
             )
         except OSError as exc:
-            self._failed = f"the fork server could not be started ({exc})"
-            parent.close()
+            for peer, (parent, _) in zip(peers, pairs, strict=True):
+                peer._failed = f"the fork server could not be started ({exc})"
+                parent.close()
             return
         finally:
-            child.close()
-        self._sock = parent
+            for _, child in pairs:
+                child.close()
+        for peer, (parent, _) in zip(peers, pairs, strict=True):
+            peer._process, peer._home, peer._sock = self._process, self._home, parent
+            peer._peers = peers
 
     def close(self) -> None:
         """Stop the template and every worker it still runs."""
@@ -107,8 +124,9 @@ class ForkServer:
             self._sock, self._ready = None, False
             self._failed = self._failed or "the fork server is closed"
             if sock is not None:
-                sock.close()  # end of file: the template kills its workers and exits
-            if process is not None and os.getpid() == self._owner == self._parent:
+                sock.close()  # end of file: the template kills this channel's workers
+            last = all(peer._sock is None for peer in self._peers)  # then the template exits
+            if process is not None and last and os.getpid() == self._owner == self._parent:
                 if not ready:  # still importing torch: no worker to clean up yet
                     process.kill()
                 try:
@@ -116,7 +134,7 @@ class ForkServer:
                 except subprocess.TimeoutExpired:
                     process.kill()
                     process.wait()
-            if self._home:
+            if self._home and last:
                 import shutil
 
                 shutil.rmtree(self._home, ignore_errors=True)
@@ -126,8 +144,10 @@ class ForkServer:
 
     def take_over(self) -> None:
         """In a child forked after ``start()``: this process now owns the server. The template
-        is not its child; it exits when this process closes the channel or exits."""
+        is not its child; it ends this channel's workers when this process closes the channel
+        or exits, and removes its home as it exits (the parent's ``reap`` does too)."""
         self._owner = os.getpid()
+        self._home = None
 
     def let_go(self) -> None:
         """In the parent, once a child has taken the server over: close this process's end of
@@ -137,7 +157,6 @@ class ForkServer:
                 self._sock.close()
                 self._sock = None
             self._failed = self._failed or "handed over to another process"
-            self._home = None  # the template removes its home as it exits
 
     def reap(self, timeout: float = 5.0) -> None:
         """In the parent, after ``let_go``: wait for the template to exit (kill it after
@@ -149,6 +168,11 @@ class ForkServer:
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
+        if self._home:
+            import shutil
+
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
 
     def __enter__(self) -> ForkServer:
         return self.start()

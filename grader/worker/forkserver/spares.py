@@ -65,7 +65,8 @@ class SpareWorkers:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                os.close(self.sock.detach())
+                for judge in self.judges:  # a spare never talks to a judge but through its job
+                    os.close(judge.detach())
                 for fd in (parent.detach(), report_r, maps_w):
                     os.close(fd)
                 self._intermediate(plan, child, report_w, maps_r)

@@ -8,12 +8,13 @@ hangs on its own first one) and never imports student code.
 
 It keeps a few spare workers: forked, already inside fresh namespaces, waiting for a job
 (``spares``, ``isolate``), so that handing a worker to the judge costs no fork. It answers the
-judge over a ``SOCK_SEQPACKET`` socket: JSON messages, with file descriptors
-passed as ``SCM_RIGHTS``. Per worker it sends back the request and reply pipes, a status pipe
-(the worker's wait status is written there once the server has reaped it) and a pidfd the
-judge can kill it through without racing a reused PID. It is a child subreaper: processes a
-worker leaves behind are re-parented to it and killed. When the judge goes away (end of file on
-the socket) it kills every worker and exits.
+judge over a ``SOCK_SEQPACKET`` socket: JSON messages, with file descriptors passed as
+``SCM_RIGHTS``; one template may serve several judges (a batch's judges share one), each over a
+socket of its own. Per worker it sends back the request and reply pipes, a status pipe (the
+worker's wait status is written there once the server has reaped it) and a pidfd the judge can
+kill it through without racing a reused PID. It is a child subreaper: processes a worker leaves
+behind are re-parented to it and killed. When a judge goes away (end of file on its socket) it
+kills that judge's workers, and once every judge has gone it exits.
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ class Template(SpareWorkers, LayerProbe):
     """The fork server's state and its loop: spare workers (``SpareWorkers``), the probe of
     the layers this kernel allows (``LayerProbe``), the workers it runs for the judge."""
 
-    def __init__(self, sock: socket.socket, disable: set[str], spares: int, refill: bool):
-        self.sock = sock
+    def __init__(self, judges: list[socket.socket], disable: set[str], spares: int, refill: bool):
+        self.judges = judges  # one socket per judge this template serves
         self.disable = disable
         self.plan = isolate.Plan(frozenset())
         self.runtime: list[str] = []
         self.workers: dict[int, int] = {}  # worker pid -> write end of its status pipe
+        self.owners: dict[int, socket.socket] = {}  # worker pid -> the judge it was started for
         self.spares: list[tuple[int, socket.socket]] = []  # workers waiting for a job
         self.spare_target = spares
         # False for a judge that grades once: the spares it asked for are all the workers it
@@ -60,7 +62,18 @@ class Template(SpareWorkers, LayerProbe):
         self.stale_groups: list[Path] = []  # cgroups whose processes are still dying
         self.probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=os.getcwd()))
 
-    def start(self, job: dict, fds: list[int]) -> None:
+    def tell_judges(self, message: dict) -> None:
+        """Send ``message`` to every judge; one that is gone is dropped (``BrokenPipeError``
+        once none is left)."""
+        for judge in list(self.judges):
+            try:
+                send(judge, message)
+            except OSError:
+                self.gone(judge)
+        if not self.judges:
+            raise BrokenPipeError("every judge has gone")
+
+    def start(self, judge: socket.socket, job: dict, fds: list[int]) -> None:
         out = fds[0] if fds else os.open(os.devnull, os.O_WRONLY)
         for extra in fds[1:]:
             os.close(extra)
@@ -74,13 +87,14 @@ class Template(SpareWorkers, LayerProbe):
         except (isolate.SetupError, OSError) as exc:
             for fd in (req_w, rep_r):
                 os.close(fd)
-            send(self.sock, {"ok": False, "reason": str(exc)})
+            send(judge, {"ok": False, "reason": str(exc)})
             return
         finally:
             for fd in (out, req_r, rep_w):
                 os.close(fd)
         status_r, status_w = os.pipe()
         self.workers[worker] = status_w
+        self.owners[worker] = judge
         passed = [req_w, rep_r, status_r]
         try:
             passed.append(os.pidfd_open(worker))
@@ -88,7 +102,7 @@ class Template(SpareWorkers, LayerProbe):
         except (AttributeError, OSError):
             pidfd = False
         try:
-            send(self.sock, {"ok": True, "pid": worker, "pidfd": pidfd}, passed)
+            send(judge, {"ok": True, "pid": worker, "pidfd": pidfd}, passed)
         finally:
             for fd in passed:
                 os.close(fd)
@@ -116,6 +130,7 @@ class Template(SpareWorkers, LayerProbe):
             if group is not None:
                 self.stale_groups.append(group)
             status_w = self.workers.pop(pid, None)
+            self.owners.pop(pid, None)
             if status_w is not None:
                 try:
                     os.write(status_w, struct.pack("!i", os.waitstatus_to_exitcode(status)))
@@ -145,6 +160,16 @@ class Template(SpareWorkers, LayerProbe):
                 except OSError:
                     pass
 
+    def gone(self, judge: socket.socket) -> None:
+        """A judge went away: kill the workers started for it (``reap`` collects them)."""
+        self.judges.remove(judge)
+        judge.close()
+        for pid in [pid for pid, owner in self.owners.items() if owner is judge]:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # not reaped yet: the group is still its own
+            except OSError:
+                pass
+
     def shutdown(self) -> None:
         """Kill every worker and spare, and reap them (nobody else would)."""
         for _, sock in self.spares:
@@ -172,7 +197,8 @@ class Template(SpareWorkers, LayerProbe):
         signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
         signal.signal(signal.SIGCHLD, lambda *_: None)
         selector = selectors.DefaultSelector()
-        selector.register(self.sock, selectors.EVENT_READ, "judge")
+        for judge in self.judges:
+            selector.register(judge, selectors.EVENT_READ, judge)
         selector.register(wake_r, selectors.EVENT_READ, "child")
         try:
             while True:
@@ -184,15 +210,20 @@ class Template(SpareWorkers, LayerProbe):
                     if key.data == "child":
                         os.read(wake_r, 4096)
                         continue
+                    judge = key.data
                     try:
-                        data, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 8)
+                        data, fds, _, _ = socket.recv_fds(judge, MAX_MESSAGE, 8)
                     except ConnectionResetError:
                         data, fds = b"", []
                     if not data:
-                        return
+                        selector.unregister(judge)
+                        self.gone(judge)
+                        if not self.judges:
+                            return
+                        continue
                     request = json.loads(data)
                     if request.get("op") == "start":
-                        self.start(request, fds)
+                        self.start(judge, request, fds)
                     else:
                         for fd in fds:
                             os.close(fd)
@@ -228,28 +259,28 @@ def preload() -> None:
 
 
 def main(config: dict) -> None:
-    sock = socket.socket(fileno=config["fd"])
     template = Template(
-        sock,
+        [socket.socket(fileno=fd) for fd in config["fds"]],
         set(config.get("disable", ())),
         int(config["spares"]),
         bool(config["refill"]),
     )
     try:
         linux.set_child_subreaper()
-        send(sock, {"op": "layers", "layers": template.probe()})
+        template.tell_judges({"op": "layers", "layers": template.probe()})
         preload()
         template.runtime = isolate.runtime_paths()
         template.top_up()
-        send(sock, {"op": "ready", "pid": os.getpid()})
+        template.tell_judges({"op": "ready", "pid": os.getpid()})
         template.serve()
     except BrokenPipeError:
         pass
-    except BaseException as exc:  # tell the judge why, then go
-        try:
-            send(sock, {"op": "failed", "reason": f"{type(exc).__name__}: {exc}"})
-        except OSError:
-            pass
+    except BaseException as exc:  # tell the judges why, then go
+        for judge in template.judges:
+            try:
+                send(judge, {"op": "failed", "reason": f"{type(exc).__name__}: {exc}"})
+            except OSError:
+                pass
         raise
     finally:
         template.shutdown()
