@@ -315,7 +315,7 @@ def test_spares_handed_out_are_replaced_unless_the_judge_grades_once(tmp_path, r
             worker = start_with(starter, code, tmp_path / str(i))
             assert worker.receive(LIMITS.import_timeout_s) == "ready"
             worker.close()
-        time.sleep(1.0)  # the server makes spares once the judge has been quiet for 50 ms
+        time.sleep(1.0)  # the server makes spares once the judge has been quiet for 10 ms
         deadline = time.monotonic() + 15.0  # forking them takes longer on a busy machine
         while refill and len(template_children(server)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)

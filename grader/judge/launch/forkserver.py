@@ -74,8 +74,9 @@ class ForkServer:
     def shared(cls, count: int, spares: int = 6) -> list[ForkServer]:
         """``count`` servers over one template process, started now: each talks to it over a
         channel of its own and is handed to a process of its own (``take_over``); the
-        template serves them all, with ``spares`` spare workers, until every channel is closed."""
-        servers = [cls(spares=spares) for _ in range(count)]
+        template serves them all, with ``spares`` spare workers a channel, until every channel
+        is closed."""
+        servers = [cls(spares=spares * count) for _ in range(count)]
         with servers[0]._lock:
             servers[0]._start_locked(servers)
         return servers

@@ -34,7 +34,7 @@ from grader.worker.forkserver.spares import MAX_MESSAGE, SpareWorkers
 from grader.worker.sandbox import isolate, linux
 from grader.worker.sandbox.cgroup import PidsCgroups
 
-IDLE_S = 0.05
+IDLE_S = 0.01  # quiet for this long: the burst of requests of one grading is over
 
 
 def send(sock: socket.socket, message: dict, fds: list[int] | tuple[int, ...] = ()) -> None:
@@ -165,10 +165,14 @@ class Template(SpareWorkers, LayerProbe):
         self.judges.remove(judge)
         judge.close()
         for pid in [pid for pid, owner in self.owners.items() if owner is judge]:
-            try:
-                os.killpg(pid, signal.SIGKILL)  # not reaped yet: the group is still its own
-            except OSError:
-                pass
+            # The worker itself (PID 1 of its namespace: the others die with it), and its group
+            # once it has one (a worker still setting up has not made it yet). Not reaped yet,
+            # so neither number belongs to anyone else.
+            for kill in (os.kill, os.killpg):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
 
     def shutdown(self) -> None:
         """Kill every worker and spare, and reap them (nobody else would)."""
