@@ -50,11 +50,13 @@ def rebuilt(reply: dict, owner: str) -> torch.nn.Module:
     return same_weights.reused("wrapper", description, lambda: rebuild_wrapper(description, owner))
 
 
-def expected_output(reference: torch.nn.Module, ex: dict, train: bool) -> torch.Tensor:
-    """The rebuilt wrapper's output on the example's input (``batch_of``)."""
+def expected_output(
+    reference: torch.nn.Module, ex: dict, x: torch.Tensor, train: bool
+) -> torch.Tensor:
+    """The rebuilt wrapper's output on ``x``, the example's input (``batch_of``)."""
     key = (ex["batch"], ex["num_tokens"], ex["d_in"], ex["seed"], train)
     return same_weights.expected(
-        reference, key, lambda: reference_forward(reference, batch_of(ex), train, ex["seed"])
+        reference, key, lambda: reference_forward(reference, x, train, ex["seed"])
     )
 
 
@@ -145,7 +147,7 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
         mode = f"train mode after torch.manual_seed({ex['seed']})" if train else "eval mode"
         assert_close(
             got,
-            expected_output(reference, ex, train),
+            expected_output(reference, ex, x, train),
             f"in {mode}, the output of {owner} (expected: the book's MultiHeadAttentionWrapper "
             "with the same weights and dropout)",
         )
@@ -166,7 +168,7 @@ def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
     got = student_forward(worker, reply["handle"], x, call_text(ex), True, ex["seed"])
     assert_close(
         got,
-        expected_output(reference, ex, True),
+        expected_output(reference, ex, x, True),
         f"in train mode after torch.manual_seed({ex['seed']}), the output of {owner} (expected: "
         "the book's MultiHeadAttentionWrapper with the same weights and dropout=0.0, the "
         "default: nothing dropped)",

@@ -128,17 +128,28 @@ class ForkServer:
                 sock.close()  # end of file: the template kills this channel's workers
             last = all(peer._sock is None for peer in self._peers)  # then the template exits
             if process is not None and last and os.getpid() == self._owner == self._parent:
-                if not ready:  # still importing torch: no worker to clean up yet
-                    process.kill()
-                try:
-                    process.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
-            if self._home and last:
-                import shutil
+                # killed at once while still importing torch: no worker to clean up yet
+                self._end_template(kill_now=not ready)
+            if last:
+                self._remove_home()
 
-                shutil.rmtree(self._home, ignore_errors=True)
+    def _end_template(self, kill_now: bool, timeout: float = 5.0) -> None:
+        """As the template's parent: kill it now, or once it has not exited within ``timeout``
+        seconds, and wait for it."""
+        if kill_now:
+            self._process.kill()
+        try:
+            self._process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+
+    def _remove_home(self) -> None:
+        if self._home:
+            import shutil
+
+            shutil.rmtree(self._home, ignore_errors=True)
+            self._home = None
 
     def _is_parent(self) -> bool:
         return self._process is not None and os.getpid() == self._parent
@@ -162,18 +173,9 @@ class ForkServer:
     def reap(self, timeout: float = 5.0) -> None:
         """In the parent, after ``let_go``: wait for the template to exit (kill it after
         ``timeout`` seconds)."""
-        if not self._is_parent():
-            return
-        try:
-            self._process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait()
-        if self._home:
-            import shutil
-
-            shutil.rmtree(self._home, ignore_errors=True)
-            self._home = None
+        if self._is_parent():
+            self._end_template(kill_now=False, timeout=timeout)
+            self._remove_home()
 
     def __enter__(self) -> ForkServer:
         return self.start()
