@@ -83,6 +83,54 @@ def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, m
     assert graded(SOLUTION, "3.1")["score"] == first["score"] == first["max_score"]
 
 
+def _global_generators() -> tuple:
+    import random
+
+    import numpy as np
+
+    state = np.random.get_state()
+    return random.getstate(), state[0], state[1].tobytes(), state[2:]
+
+
+def test_replayed_checks_never_touch_the_global_generators(tmp_path, fresh_judge, monkeypatch):
+    """A replay skips hypothesis's seeding of ``random`` and numpy's generator around each
+    example: sound only while no check (of any exercise, passing or failing) draws from them
+    or seeds them."""
+    import random
+
+    import numpy as np
+
+    import grader.judge.properties as properties
+
+    exercises = ["3.1", "3.2", "3.3", "4.1", "4.2", "4.3"]
+    for ex_id in exercises:
+        graded(SOLUTION, ex_id)  # records every check's examples
+    wrong = answers(tmp_path)
+    random.seed(20261124)
+    np.random.seed(20261124)
+    before = _global_generators()
+    with monkeypatch.context() as m:
+        m.setattr(properties, "given", None)  # every check of the solution is a replay
+        for ex_id in exercises:
+            assert graded(SOLUTION, ex_id)["score"] == 10
+    for ex_id, path in wrong:  # replays that fail, then hypothesis shrinks
+        assert graded(path, ex_id)["score"] < 10
+    assert _global_generators() == before
+
+
+def test_a_replayed_example_is_a_copy_the_check_may_change():
+    example = {"cfg": {"emb_dim": 8, "rates": [0.1, 0.2]}, "shape": (1, 2), "seed": 3}
+    copied = replay.fresh_copy(example)
+    assert copied == example
+    copied["cfg"]["rates"].append(0.3)
+    copied["cfg"]["emb_dim"] = 4
+    assert example == {"cfg": {"emb_dim": 8, "rates": [0.1, 0.2]}, "shape": (1, 2), "seed": 3}
+    from collections import OrderedDict
+
+    ordered = replay.fresh_copy(OrderedDict(a=[1]))
+    assert type(ordered) is OrderedDict and ordered == {"a": [1]}
+
+
 def test_forked_judge_processes_hand_their_recordings_to_the_parent(fresh_judge, monkeypatch):
     """``grade`` spreads exercises over forked judge processes: what they record is kept by
     the process that forked them, for its next grade (a notebook's next ``check_all()``)."""

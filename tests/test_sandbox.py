@@ -409,3 +409,34 @@ def test_no_mount_layer_means_no_mount_at_all():
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["ok", "True", "True"]  # PID namespace on, host /proc seen
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["children file", "scan of /proc"])
+def test_the_template_finds_its_children_with_or_without_the_kernels_list(listed, monkeypatch):
+    """The sweep for processes workers left behind reads the kernel's list of the template's
+    children, or, where the kernel keeps none, every process's parent."""
+    from grader.worker.forkserver import template
+
+    if not listed:
+        real = os.scandir
+
+        def scandir(path):
+            if str(path).startswith("/proc/self/task"):
+                raise FileNotFoundError(path)
+            return real(path)
+
+        monkeypatch.setattr(template.os, "scandir", scandir)
+    started = []
+    for _ in range(3):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(30)
+            os._exit(0)
+        started.append(pid)
+    try:
+        assert set(started) <= set(template._children())
+    finally:
+        for pid in started:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert not set(started) & set(template._children())

@@ -41,6 +41,32 @@ def send(sock: socket.socket, message: dict, fds: list[int] | tuple[int, ...] = 
     socket.send_fds(sock, [json.dumps(message).encode()], list(fds))
 
 
+def _children() -> list[int]:
+    """The PIDs of this process's children: from ``/proc/self/task/*/children`` (one small file
+    a thread), else by reading every process's parent from ``/proc/*/stat`` (a hundred files),
+    where the kernel does not keep that list."""
+    pids: list[int] = []
+    try:
+        for task in os.scandir("/proc/self/task"):
+            with open(f"{task.path}/children", "rb") as f:
+                pids += [int(n) for n in f.read().split()]
+        return pids
+    except (OSError, ValueError):
+        pass
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+            if int(stat[stat.rindex(b")") + 2 :].split()[1]) == me:
+                pids.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
 class Template(SpareWorkers, LayerProbe):
     """The fork server's state and its loop: spare workers (``SpareWorkers``), the probe of
     the layers this kernel allows (``LayerProbe``), the workers it runs for the judge."""
@@ -142,21 +168,11 @@ class Template(SpareWorkers, LayerProbe):
     def sweep(self) -> None:
         """Kill the processes that workers left behind (re-parented to this subreaper)."""
         self.stale_groups = [g for g in self.stale_groups if not PidsCgroups.kill(g)]
-        me = os.getpid()
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) in self.workers:
-                continue
-            if any(int(entry.name) == pid for pid, _ in self.spares):
-                continue
-            try:
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    stat = f.read()
-                ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            except (OSError, ValueError):
-                continue
-            if ppid == me:
+        keep = set(self.workers) | {pid for pid, _ in self.spares}
+        for pid in _children():
+            if pid not in keep:
                 try:
-                    os.kill(int(entry.name), signal.SIGKILL)
+                    os.kill(pid, signal.SIGKILL)
                 except OSError:
                     pass
 
