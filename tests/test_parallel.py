@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission
 
 from grader.judge import parallel
@@ -82,3 +83,47 @@ def test_groups_balance_the_exercises_costs():
     assert loads == [7, 8]
     assert sorted(x for g in groups for x in g) == ["a", "b", "c", "d", "e"]
     assert parallel.balanced_groups({"a": 1.0}, 4) == [["a"]]
+
+
+def test_workers_side_by_side_share_the_cores_and_one_alone_keeps_torchs_default(monkeypatch):
+    from grader.protocol.limits import Limits
+
+    monkeypatch.setattr(parallel, "_cores", lambda: {0, 1})
+    assert parallel.worker_limits(Limits(), 6, 2).torch_threads == 1
+    assert parallel.worker_limits(Limits(), 1, 2) == Limits()  # one exercise: torch's default
+    assert parallel.worker_limits(Limits(), 6, 1) == Limits()  # a batch's judge: one at a time
+    assert parallel.worker_limits(Limits(torch_threads=3), 6, 2).torch_threads == 3  # the course's
+    monkeypatch.setattr(parallel, "_cores", lambda: set(range(8)))
+    assert parallel.worker_limits(Limits(), 6, 8).torch_threads == 1
+    assert parallel.worker_limits(Limits(), 2, 8).torch_threads == 4
+
+
+THREADS_ANSWER = """\
+import torch
+
+
+def feedforward_params(cfg):
+    raise RuntimeError(f"torch threads here: {torch.get_num_threads()}")
+
+
+def attention_params(cfg):
+    return 0
+"""
+
+
+def test_the_worker_runs_with_the_threads_the_judge_gave_it(tmp_path):
+    cores = len(os.sched_getaffinity(0))
+    if cores < 2:
+        pytest.skip("one core: every worker keeps torch's default")
+    answer = tmp_path / "threads.py"
+    answer.write_text(THREADS_ANSWER)
+    folder = make_submission(tmp_path / "sub", {"4.1": answer})
+
+    def threads(result) -> int:
+        message = next(e for e in result.exercises if e.id == "4.1").checks[0].message
+        return int(message.split("torch threads here: ")[1].split()[0].rstrip("."))
+
+    assert threads(grade_folder(folder, ["3.1", "4.1"], max_examples=2, processes=2)) == cores // 2
+    alone = threads(grade_folder(folder, ["4.1"], max_examples=2))
+    if "OMP_NUM_THREADS" not in os.environ:
+        assert alone == cores  # torch's default

@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader.judge.parallel import processes, worker_limits
 from grader.shared.registry import select
 
 if TYPE_CHECKING:
@@ -39,11 +40,12 @@ class EarlyWorkers:
     def _run(self) -> None:
         submission, exercise_ids, limits, start = self._args
         try:
-            for ex in select(exercise_ids):
-                if ex.id in submission.files:
-                    self.handles[ex.id] = start(
-                        ex.id, submission.files[ex.id], submission.root, limits, self.scratch
-                    )
+            chosen = [ex for ex in select(exercise_ids) if ex.id in submission.files]
+            limits = worker_limits(limits, len(chosen), processes())  # as ``grade`` will
+            for ex in chosen:
+                self.handles[ex.id] = start(
+                    ex.id, submission.files[ex.id], submission.root, limits, self.scratch
+                )
         except BaseException as exc:  # raised again in the judge's thread, by take()
             self._failure = exc
 

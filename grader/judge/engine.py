@@ -135,6 +135,9 @@ def grade(
         for e in select(exercise_ids)
     ]
     check_points = check_points or {}
+    processes = processes or parallel.processes()
+    jobs = sum(ex.id in submission.files for ex in exercises)
+    limits = parallel.worker_limits(limits, jobs, processes)
     if early is not None:
         workers, scratch = early.take()
     else:
@@ -154,7 +157,7 @@ def grade(
             max_examples,
             limits,
             check_points,
-            processes or parallel.processes(),
+            processes,
             submission.problems,
         )
     finally:

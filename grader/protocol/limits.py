@@ -20,3 +20,4 @@ class Limits:
     max_output_kb: int = 64  # what student code may print; the rest is dropped
     cpu_s: float = 300.0  # CPU time of one worker, all its threads together
     scratch_mb: int = 64  # the worker's private writable folder (a tmpfs where there is one)
+    torch_threads: int = 0  # torch's threads in a worker; 0: the judge shares out the cores

@@ -45,6 +45,10 @@ def run_worker(
     os.chdir(workdir)
     bounds.apply_limits(limits, own_user_namespace)
     bounds.cap_output(limits)
+    if limits.torch_threads > 0:
+        import torch  # already imported in a worker forked from the fork server
+
+        torch.set_num_threads(limits.torch_threads)
     code = 0
     try:
         serve(exercise_id, student_file, submission_root, req_fd, rep_fd)
