@@ -100,9 +100,9 @@ def processes() -> int:
 def worker_limits(limits: Limits, jobs: int, processes: int) -> Limits:
     """``limits`` for the workers of ``jobs`` exercises graded by up to ``processes`` judge
     processes at once: unless ``limits`` names a number, each worker's torch gets its share of
-    the cores, so that workers running side by side do not start more threads than there are
-    cores (one each on two cores: a cold grade of all six 4 % faster, a notebook's
-    ``check_all()`` 0.03 s); one at a time, torch's default (a thread per core)."""
+    the cores (one thread each on two cores), so that workers running side by side do not start
+    more threads than there are cores; a worker that runs alone keeps torch's default (a thread
+    per core)."""
     at_once = min(jobs, processes)
     if limits.torch_threads or at_once <= 1:
         return limits

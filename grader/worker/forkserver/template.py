@@ -45,14 +45,15 @@ def _children() -> list[int]:
     """The PIDs of this process's children: from ``/proc/self/task/*/children`` (one small file
     a thread), else by reading every process's parent from ``/proc/*/stat`` (a hundred files),
     where the kernel does not keep that list."""
-    pids: list[int] = []
     try:
+        listed: list[int] = []
         for task in os.scandir("/proc/self/task"):
             with open(f"{task.path}/children", "rb") as f:
-                pids += [int(n) for n in f.read().split()]
-        return pids
+                listed += [int(n) for n in f.read().split()]
+        return listed
     except (OSError, ValueError):
         pass
+    pids: list[int] = []
     me = os.getpid()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
