@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 SERVER = r"""
-import json, os, struct, sys, traceback
+import atexit, json, os, struct, sys, traceback
 import torch  # the second a fresh interpreter would spend, once
 
 requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
@@ -53,6 +53,7 @@ def run(job):
     except BaseException as exc:  # printed as python -c prints it: no frame of this server
         traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
         code = 1
+    atexit._run_exitfuncs()  # as python -c does at exit: a notebook's extracted files go
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -81,10 +81,14 @@ def grade_folder(
     shown_as: str | None = None,
     **kwargs,
 ) -> GradeResult:
-    """Grade ``path``; its snippets name it ``shown_as`` (default: its path from here)."""
+    """Grade ``path``; its snippets name it ``shown_as`` (default: its path from here).
+    A notebook's exercise files are removed after, as ``grade`` removes them."""
     submission = load_submission(path, shown_as=shown_as)
     extra = {} if seed is None else {"seed": seed}
-    return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)
+    try:
+        return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)
+    finally:
+        submission.cleanup()
 
 
 def clone_of(dest: Path, replacements: dict[str, Path] | None = None) -> Path:

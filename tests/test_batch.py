@@ -254,11 +254,12 @@ def wait_for(predicate, timeout: float = 240.0) -> None:
         time.sleep(0.05)
 
 
-def start_batch(klass: Path, out: Path) -> subprocess.Popen:
+def start_batch(klass: Path, out: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
          "-j", "1", *FAST],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        env={**os.environ, **(env or {})},
     )  # fmt: skip
 
 
@@ -269,10 +270,13 @@ def kill9(proc: subprocess.Popen) -> None:
 
 def test_kill_9_then_resume_gives_the_same_gradebook(klass, reference, tmp_path):
     out = tmp_path / "out"
-    early = start_batch(klass, out)  # killed while starting up
+    tmp = tmp_path / "tmp"  # the batches' temporary folder
+    tmp.mkdir()
+    env = {"TMPDIR": str(tmp)}
+    early = start_batch(klass, out, env)  # killed while starting up
     wait_for(lambda: (out / "gradebook.sqlite").exists())
     kill9(early)
-    late = start_batch(klass, out)  # killed as soon as a result has been written
+    late = start_batch(klass, out, env)  # killed as soon as a result has been written
     wait_for(lambda: any((out / "results").glob("*.json")) if (out / "results").exists()
              else False)  # fmt: skip
     kill9(late)
@@ -282,10 +286,13 @@ def test_kill_9_then_resume_gives_the_same_gradebook(klass, reference, tmp_path)
     db.close()
     assert committed < 5
 
-    proc = batch(str(klass), "-o", str(out), "-j", "2", *FAST)
+    proc = batch(str(klass), "-o", str(out), "-j", "2", *FAST, env=env)
     assert proc.returncode == 0, proc.stderr
     assert f"{5 - committed} graded now, {committed} from an earlier run" in proc.stdout
     assert state(out) == state(reference)
+    # The killed judges' folders were in OUT, and this run removed them; none is left in /tmp.
+    assert not (out / ".work").exists()
+    wait_for(lambda: not any(tmp.iterdir()), timeout=30)  # the killed runs' fork servers
 
     again = batch(str(klass), "-o", str(out), "-j", "2", *FAST)
     assert "0 graded now, 5 from an earlier run" in again.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from nbsupport import solution_notebook
 from support import SOLUTION
 
 from grader.batch.config import ConfigError, build_settings, read_config
@@ -166,6 +167,25 @@ def test_zip_without_a_submission_gets_one_reason(tmp_path):
     message = str(info.value)
     assert message.startswith("bob.zip") and "no exercises/ folder" in message
     assert str(tmp_path) not in message  # no scratch paths in what the instructor reads
+
+
+@pytest.mark.parametrize("kind", ["ipynb", "zip"])
+def test_a_notebooks_exercise_files_are_written_in_the_scratch(tmp_path, kind):
+    """In OUT, where the next run removes what a killed judge left, not in /tmp."""
+    notebook = solution_notebook(tmp_path / "alice.ipynb", tagged=True)
+    path = (
+        notebook
+        if kind == "ipynb"
+        else zip_with(tmp_path / "alice.zip", [("alice.ipynb", notebook.read_bytes())])
+    )
+    scratch = tmp_path / "out" / ".work" / "alice"
+    submission = open_entry(Entry("alice", path, kind), scratch, MiB, 100)
+    try:
+        assert set(submission.files) == {"3.1", "3.2", "3.3", "4.1", "4.2", "4.3"}
+        assert all(f.resolve().is_relative_to(scratch.resolve()) for f in submission.files.values())
+    finally:
+        submission.cleanup()
+    assert not [p for p in scratch.rglob("*") if p.suffix == ".py"]
 
 
 # --- encodings ---------------------------------------------------------------------------------

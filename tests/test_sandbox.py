@@ -369,7 +369,7 @@ def test_spawn_with_a_reply_thread(tmp_path):
 
 
 CONTAINED_CHECK = """
-import os, sys, tempfile
+import os, shutil, sys, tempfile
 from pathlib import Path
 from grader.protocol.limits import Limits
 from grader.judge.launch.starter import SandboxStarter
@@ -388,6 +388,7 @@ with ForkServer(disable={"user", "mount"}, spares=1) as server:
     assert worker.receive(60) == "ready"
     seen = int(worker.output().split()[1])
     worker.close()
+    shutil.rmtree(folder)
     on = {k for k, v in server.layers().items() if v["on"]}
 assert proc_mounts() == before, "a worker mounted over the machine's /proc"
 print("ok", seen > 1, "pid" in on)

@@ -27,21 +27,23 @@ def _relative(message: str, replacements: dict[str, str]) -> str:
 
 
 def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> Submission:
-    """The submission in ``entry``; ``SubmissionError`` (one line, no scratch paths) if none."""
+    """The submission in ``entry``; ``SubmissionError`` (one line, no scratch paths) if none.
+    A zip is unpacked in ``scratch``, a notebook's exercise files are written there."""
     if entry.kind == "other":
         raise SubmissionError(
             f"{entry.path.name}: not a submission (expected a folder, a .zip or a .ipynb)"
         )
     if entry.kind != "zip":
+        scratch.mkdir(parents=True, exist_ok=True)  # where a notebook's exercise files go
         try:
-            return load_submission(entry.path, entry.name, in_their_clone(entry.path))
+            return load_submission(entry.path, entry.name, in_their_clone(entry.path), scratch)
         except SubmissionError as exc:
             raise SubmissionError(_relative(str(exc), {str(entry.path): entry.path.name})) from None
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         extract_zip(entry.path, scratch, max_bytes, max_files)
         root = submission_root(scratch)
-        return load_submission(root, entry.name, in_their_clone(root))
+        return load_submission(root, entry.name, in_their_clone(root), scratch)
     except SubmissionError as exc:
         text = _relative(
             str(exc), {str(scratch.resolve()): entry.path.name, str(scratch): entry.path.name}

@@ -41,7 +41,7 @@ MAX_ATTEMPTS = 2
 @dataclass(frozen=True)
 class Job:
     entry: Entry
-    scratch: Path  # a folder inside OUT this job may unpack into (removed when done)
+    scratch: Path  # a folder inside OUT for this job: the unpacked zip, the workers' folders
     settings: Settings
 
 
@@ -55,9 +55,14 @@ class Outcome:
     graded: bool = True  # False: the entry could not be read, no student code ran
 
 
-def _grade(submission: Submission, settings: Settings, start=None):
+def _grade(submission: Submission, job: Job, start=None):
+    """Grade with the workers' folders inside the job's scratch in OUT (not in /tmp): what a
+    judge killed with the batch leaves there, the next run over OUT removes."""
     from grader.judge.engine import grade
 
+    settings = job.settings
+    workers = job.scratch / "workers"
+    workers.mkdir(parents=True, exist_ok=True)
     return grade(
         submission,
         list(settings.exercises),
@@ -68,6 +73,7 @@ def _grade(submission: Submission, settings: Settings, start=None):
         max_scores=settings.max_scores,
         check_points=settings.check_points,
         processes=1,  # the judge processes already fill the cores
+        scratch_in=workers,
     )
 
 
@@ -78,7 +84,7 @@ def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
         start_spawn,  # never called: with no files no worker starts
     )
 
-    result = _grade(empty, job.settings, start_spawn)  # every exercise "missing"
+    result = _grade(empty, job, start_spawn)  # every exercise "missing"
     for ex in result.exercises:
         ex.status = "error"
         for check in ex.checks:
@@ -88,29 +94,34 @@ def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
 
 
 def grade_job(job: Job) -> Outcome:
-    """Grade one entry; never raises for anything the entry holds."""
-    settings = job.settings
+    """Grade one entry; never raises for anything the entry holds. Its scratch is removed
+    after, whatever happened."""
     resilience.set_label(job.entry.name)  # names this entry in $GRADE_TRACE_LOG
     try:
+        return _grade_entry(job)
+    finally:
+        shutil.rmtree(job.scratch, ignore_errors=True)
+
+
+def _grade_entry(job: Job) -> Outcome:
+    settings = job.settings
+    try:
         submission = open_entry(
-            job.entry, job.scratch, settings.unzip_mb * 2**20, settings.unzip_files
+            job.entry, job.scratch / "unpacked", settings.unzip_mb * 2**20, settings.unzip_files
         )
     except SubmissionError as exc:
-        shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, str(exc))
     except Exception as exc:  # a bug of ours, not the student's: grade it again next time
         resilience.log_trace("reading the submission")
-        shutil.rmtree(job.scratch, ignore_errors=True)
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     try:
         submission.refuse(encoding_problems(submission))
-        result = _grade(submission, settings)
+        result = _grade(submission, job)
     except Exception as exc:
         resilience.log_trace("grading the submission")
         return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)
     finally:
         submission.cleanup()
-        shutil.rmtree(job.scratch, ignore_errors=True)
     reason = "; ".join(submission.problems.values())  # files not run (not text, links)
     status = "error" if reason else ("passed" if result.all_passed else "failed")
     return Outcome(job.entry.name, result.to_dict(), status, reason)

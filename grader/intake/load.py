@@ -39,9 +39,13 @@ def in_their_clone(path: Path) -> str:
     return Path(path).name if Path(path).suffix == ".ipynb" else "."
 
 
-def load_submission(path: Path, name: str | None = None, shown_as: str | None = None) -> Submission:
+def load_submission(
+    path: Path, name: str | None = None, shown_as: str | None = None, scratch_in: Path | None = None
+) -> Submission:
     """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable.
-    Snippets name it ``shown_as`` (default: its path from the working directory)."""
+    Snippets name it ``shown_as`` (default: its path from the working directory). A notebook's
+    exercise files are written in a folder made in ``scratch_in`` (default: the system's
+    temporary folder), removed by ``Submission.cleanup``."""
     path = Path(path)
     if not path.exists():
         raise SubmissionError(f"{path}: no such file or folder")
@@ -49,7 +53,7 @@ def load_submission(path: Path, name: str | None = None, shown_as: str | None = 
         if path.suffix == ".ipynb":
             from grader.intake.notebook import notebook_submission
 
-            submission = notebook_submission(path, name)
+            submission = notebook_submission(path, name, scratch_in)
             submission.shown_as = shown_as or shown_path(path)
             return submission
         if path.suffix == ".zip":

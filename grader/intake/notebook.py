@@ -309,18 +309,23 @@ def history_cells(inputs: list[str]) -> list[Cell]:
     return [python_cell(n, n, (), src) for n, src in enumerate(inputs) if n and src.strip()]
 
 
-def notebook_submission(path: Path, name: str | None = None) -> Submission:
-    """A submission whose ``root`` holds ``exercises/``, one file per exercise found in the
-    notebook at ``path``; raises ``SubmissionError`` for a corrupt or non-notebook file."""
+def notebook_submission(
+    path: Path, name: str | None = None, scratch_in: Path | None = None
+) -> Submission:
+    """A submission whose ``root`` (a folder made in ``scratch_in``) holds ``exercises/``, one
+    file per exercise found in the notebook at ``path``; raises ``SubmissionError`` for a
+    corrupt or non-notebook file."""
     path = Path(path)
-    return cells_submission(read_cells(path), name or path.name, path.name)
+    return cells_submission(read_cells(path), name or path.name, path.name, scratch_in=scratch_in)
 
 
-def cells_submission(cells: list[Cell], name: str, notebook: str, ran: bool = False) -> Submission:
+def cells_submission(
+    cells: list[Cell], name: str, notebook: str, ran: bool = False, scratch_in: Path | None = None
+) -> Submission:
     """The submission taken from ``cells`` of ``notebook`` (a notebook's cells, or with ``ran``
     the inputs a kernel ran, from ``history_cells``: then the notes name them ``In [n]``)."""
     stmts = statements(cells)
-    tmp = tempfile.TemporaryDirectory(prefix="notebook-")
+    tmp = tempfile.TemporaryDirectory(prefix="notebook-", dir=scratch_in)
     folder = Path(tmp.name) / "exercises"
     folder.mkdir()
     (folder / "__init__.py").write_text('"""Exercises taken from a notebook."""\n')

@@ -117,6 +117,7 @@ def grade(
     check_points: Mapping[str, Mapping[str, float]] | None = None,
     processes: int | None = None,
     early: EarlyWorkers | None = None,
+    scratch_in: Path | None = None,
 ) -> GradeResult:
     """Grade ``submission``; never raises for anything the submission does.
 
@@ -125,7 +126,8 @@ def grade(
     ``processes`` caps the judge processes its exercises are spread over (default: one per
     core; a batch, whose judges already fill the cores, asks for 1). ``early`` holds workers
     started while torch was being imported (``grader.judge.early``); they are used instead of
-    new ones.
+    new ones. The workers' folders go in a scratch folder made in ``scratch_in`` (default: the
+    system's temporary folder) and removed at the end.
     """
     limits = limits or Limits()
     start = start or default_starter()
@@ -141,7 +143,7 @@ def grade(
     if early is not None:
         workers, scratch = early.take()
     else:
-        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-")), {}
+        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-", dir=scratch_in)), {}
     try:
         # Start every worker first so that their imports overlap with each other's checks.
         for ex in exercises:
