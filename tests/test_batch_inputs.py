@@ -169,13 +169,13 @@ def test_zip_without_a_submission_gets_one_reason(tmp_path):
     assert str(tmp_path) not in message  # no scratch paths in what the instructor reads
 
 
-@pytest.mark.parametrize("kind", ["ipynb", "zip"])
+@pytest.mark.parametrize("kind", ["notebook", "zip"])
 def test_a_notebooks_exercise_files_are_written_in_the_scratch(tmp_path, kind):
     """In OUT, where the next run removes what a killed judge left, not in /tmp."""
     notebook = solution_notebook(tmp_path / "alice.ipynb", tagged=True)
     path = (
         notebook
-        if kind == "ipynb"
+        if kind == "notebook"
         else zip_with(tmp_path / "alice.zip", [("alice.ipynb", notebook.read_bytes())])
     )
     scratch = tmp_path / "out" / ".work" / "alice"

@@ -34,7 +34,8 @@ def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> S
             f"{entry.path.name}: not a submission (expected a folder, a .zip or a .ipynb)"
         )
     if entry.kind != "zip":
-        scratch.mkdir(parents=True, exist_ok=True)  # where a notebook's exercise files go
+        if entry.kind == "notebook":  # its exercise files are written in the scratch
+            scratch.mkdir(parents=True, exist_ok=True)
         try:
             return load_submission(entry.path, entry.name, in_their_clone(entry.path), scratch)
         except SubmissionError as exc:
