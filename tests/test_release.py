@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import headstart
@@ -26,6 +25,7 @@ from grader.commands.release import (
     distinctive_lines,
     solution_leaks,
 )
+from grader.shared import tomlread
 from grader.shared.registry import EXERCISES
 
 
@@ -105,8 +105,8 @@ def test_refuses_a_folder_that_is_not_empty(release):
 
 
 def test_student_pyproject_installs_the_same_package_with_pytest_grading(release):
-    ours = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    theirs = tomllib.loads((release / "pyproject.toml").read_text())
+    ours = tomlread.loads((ROOT / "pyproject.toml").read_text())
+    theirs = tomlread.loads((release / "pyproject.toml").read_text())
     assert theirs["project"]["dependencies"] == ours["project"]["dependencies"]
     assert theirs["project"]["scripts"] == ours["project"]["scripts"]
     assert theirs["project"]["entry-points"]["pytest11"] == {

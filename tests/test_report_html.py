@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from report_cases import HOSTILE, HUGE, all_results, edge_result, real_results
 from grader.result.common import parse_message
 from grader.result.report_html import render_html, write_html
 
-WHEN = datetime(2025, 3, 14, 9, 26, tzinfo=UTC)
+WHEN = datetime(2025, 3, 14, 9, 26, tzinfo=timezone.utc)
 
 
 class Page(HTMLParser):

@@ -34,13 +34,13 @@ import dataclasses
 import difflib
 import hashlib
 import json
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grader.judge.seeds import MAX_SEED, PUBLIC_SEED
 from grader.protocol.limits import Limits
+from grader.shared import tomlread
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.version import __version__
 
@@ -202,12 +202,12 @@ def read_config(path: Path) -> dict[str, Any]:
     """The validated contents of a grading.toml, as ``Settings`` keyword arguments."""
     source = str(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomlread.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{source}: no such file") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as exc:
+    except tomlread.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML ({exc})") from None
     except OSError as exc:
         raise ConfigError(f"{source}: cannot be read ({exc.strerror})") from None

@@ -202,8 +202,18 @@ def show(result: GradeResult, args: argparse.Namespace, submission: Submission) 
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
-    from grader.result.schema import grader_failed
+    from grader.result.schema import WORKER_NOT_STARTED, grader_failed
 
+    not_started = [
+        c.message
+        for ex in result.exercises
+        for c in ex.checks
+        if c.message.startswith(WORKER_NOT_STARTED)
+    ]
+    if not_started:  # one line, not one an exercise: it is the installation, not the answers
+        print(
+            f"grade: {not_started[0]} (a problem of the grader, not of your code)", file=sys.stderr
+        )
     if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
         return EXIT_USAGE
     return EXIT_PASSED if result.all_passed else EXIT_FAILED

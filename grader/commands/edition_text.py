@@ -21,7 +21,7 @@ reproduces it and a hint.
 
 ## Install (once)
 
-You need Python 3.11 or newer.
+You need Python 3.10 to 3.13.
 
 ```bash
 python3 -m venv .venv

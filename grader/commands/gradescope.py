@@ -46,9 +46,9 @@ VENV="$ROOT/venv"
 # The CPU build of torch (no CUDA libraries); set GRADER_TORCH_INDEX= to use the default index.
 TORCH_INDEX="${{GRADER_TORCH_INDEX-{torch_index}}}"
 
-python_ok() {{ "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }}
+python_ok() {{ "$1" -c 'import sys, venv; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; }}
 PY=""
-for candidate in python3.13 python3.12 python3.11 python3; do
+for candidate in python3.13 python3.12 python3.11 python3.10 python3; do
   if command -v "$candidate" >/dev/null 2>&1 && python_ok "$candidate"; then
     PY="$candidate"; break
   fi

@@ -16,11 +16,11 @@ import argparse
 import re
 import shutil
 import subprocess
-import tomllib
 from pathlib import Path
 
 from grader.commands.edition_text import GITIGNORE, README, WORKFLOW
 from grader.commands.options import EXIT_PASSED
+from grader.shared import tomlread
 from grader.shared.errors import UsageError
 from grader.shared.registry import EXERCISES
 
@@ -143,7 +143,7 @@ def dump_toml(doc: dict, prefix: str = "") -> str:
 def student_pyproject(root: Path) -> str:
     """The project's ``pyproject.toml`` for students: same package and dependencies, a small
     ``test`` extra instead of the developer tools, ``pytest`` set to grade the clone."""
-    doc = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    doc = tomlread.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     project = dict(doc["project"])
     project["description"] = (
         "Chapters 3-4 exercises of Build a Large Language Model (From Scratch), "

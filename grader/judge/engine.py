@@ -31,7 +31,7 @@ from grader.judge.scoring import (
 )
 from grader.judge.seeds import PUBLIC_SEED
 from grader.protocol.limits import Limits
-from grader.result.schema import CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import WORKER_NOT_STARTED, CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
 from grader.shared.registry import Exercise, select
 from grader.shared.version import __version__
@@ -44,6 +44,14 @@ def _import_failure(info: dict) -> str:
             f"(in {info.get('file', '?')}, line {info.get('line', '?')}: {info.get('code', '')})"
         )
     return "importing your file failed: " + explain_student_error(info)
+
+
+def _not_started(exercise: Exercise, checks: list, scale: float, reason: str) -> ExerciseResult:
+    """The exercise of a worker that failed before it imported the student's file: the
+    grader's failure (``grader.result.schema.grader_failed``), said in every check."""
+    return finish_exercise(
+        exercise, "error", unrun_checks(checks, WORKER_NOT_STARTED + reason), scale
+    )
 
 
 @keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result
@@ -72,6 +80,8 @@ def grade_exercise(
             exercise, "error", unrun_checks(checks, _import_failure(exc.info)), scale
         )
     except WorkerLost as lost:
+        if lost.ours:
+            return _not_started(exercise, checks, scale, lost.reason)
         return finish_exercise(
             exercise,
             lost.status,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from grader.protocol.limits import Limits
 
-# Variables a worker may inherit: locale and thread settings, which change no result.
+# Variables a worker may inherit: locale, thread and speed settings, which change no result.
 KEEP_ENV = (
     "PATH",
     "LANG",
@@ -26,6 +26,7 @@ KEEP_ENV = (
     "WINDIR",
     "COMSPEC",
     "PATHEXT",
+    "GRADER_META_KERNELS",  # "off": the meta device on torch's own kernels (slower, same shapes)
 )
 
 SETUP_FAILED = 121  # the exit status of a worker whose sandbox could not be set up

@@ -98,6 +98,9 @@ TAMPERED = "tampered: "
 # An exercise the grader itself failed on (a bug of ours): status "error", and every check's
 # message starts with this.
 GRADER_FAILED = "the grader failed on this exercise: "
+# An exercise whose worker could not be started or set up (before the student's file was
+# imported): a failure of the grader too, told in its own words.
+WORKER_NOT_STARTED = "the grader could not start a worker: "
 # A check failed because the answer is not written yet: the student's code raised
 # NotImplementedError (a stub), or a value is still the stub's empty placeholder (then the
 # message ends with STUB_PLACEHOLDER). Status "failed"; the message starts with this.
@@ -117,4 +120,4 @@ def is_tampered(exercise: ExerciseResult | dict) -> bool:
 
 def grader_failed(exercise: ExerciseResult | dict) -> bool:
     """Whether the grader itself failed on the exercise (works on the JSON form too)."""
-    return any(m.startswith(GRADER_FAILED) for m in _messages(exercise))
+    return any(m.startswith((GRADER_FAILED, WORKER_NOT_STARTED)) for m in _messages(exercise))

@@ -32,29 +32,55 @@ def run_worker(
     req_fd: int,
     rep_fd: int,
 ) -> None:
-    """Bound this process, then serve the judge; never returns."""
-    from grader.worker import metakernels
-    from grader.worker.serve import serve
+    """Bound this process, then serve the judge; never returns.
 
-    metakernels.install()  # inherited from the fork server; a fresh interpreter needs it here
-
-    os.environ.clear()
-    os.environ.update(worker_environment(workdir))
-    tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch
-    sys.dont_write_bytecode = True  # never a .pyc next to the student's file
-    os.chdir(workdir)
-    bounds.apply_limits(limits, own_user_namespace)
-    bounds.cap_output(limits)
-    if limits.torch_threads > 0:
-        import torch  # already imported in a worker forked from the fork server
-
-        torch.set_num_threads(limits.torch_threads)
-    code = 0
+    Until ``serve`` tells the judge that the student's file is about to be imported, any
+    failure is the grader's own (a torch or Python release it does not handle, a limit the
+    host refuses): the judge is told why, and reports it as a failure of the grader, never
+    of the student."""
+    stage = ["setting up"]
+    code = SETUP_FAILED
     try:
-        serve(exercise_id, student_file, submission_root, req_fd, rep_fd)
-    except BaseException:
+        from grader.worker import metakernels
+        from grader.worker.serve import serve
+
+        metakernels.install()  # inherited from the fork server; a fresh interpreter needs it
+        os.environ.clear()
+        os.environ.update(worker_environment(workdir))
+        tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch
+        sys.dont_write_bytecode = True  # never a .pyc next to the student's file
+        os.chdir(workdir)
+        bounds.apply_limits(limits, own_user_namespace)
+        bounds.cap_output(limits)
+        if limits.torch_threads > 0:
+            import torch  # already imported in a worker forked from the fork server
+
+            torch.set_num_threads(limits.torch_threads)
         code = 1
+        serve(
+            exercise_id,
+            student_file,
+            submission_root,
+            req_fd,
+            rep_fd,
+            started=lambda: stage.__setitem__(0, "serving"),
+        )
+        code = 0
+    except BaseException as exc:
+        if stage[0] == "setting up":
+            code = SETUP_FAILED
+            _tell_setup_failed(rep_fd, exc)
     os._exit(code)
+
+
+def _tell_setup_failed(rep_fd: int, exc: BaseException) -> None:
+    try:
+        from grader.protocol import wire
+
+        text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        wire.send(rep_fd, {"ok": False, "setup_failed": text})
+    except BaseException:  # noqa: BLE001 - the judge then reads the exit status instead
+        pass
 
 
 def spawned(spec: dict) -> None:

@@ -141,17 +141,27 @@ def reply(fd: int, message: dict, guard: Guard) -> bool:
 
 
 def serve(
-    exercise_id: str, student_file: str, submission_root: str, req_fd: int, rep_fd: int
+    exercise_id: str,
+    student_file: str,
+    submission_root: str,
+    req_fd: int,
+    rep_fd: int,
+    started: Callable[[], None] | None = None,
 ) -> None:
     """Import the student's file, then answer requests until the judge closes the channel.
 
-    The probes are resolved and the guard's snapshot taken before the student's file runs."""
+    The probes are resolved and the guard's snapshot taken before the student's file runs;
+    then the judge is told "started" (what fails before it is the grader's own failure) and
+    ``started()`` is called."""
     from grader.worker import probes
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
     guard = Guard(dispatch)
     student_path = Path(student_file).resolve()
     student_dir = student_path.parent
+    wire.send(rep_fd, {"ok": True, "value": "started"})
+    if started is not None:
+        started()
     try:
         module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
     except BaseException as exc:  # SystemExit at import is the student's doing too

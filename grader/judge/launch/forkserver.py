@@ -61,6 +61,7 @@ class ForkServer:
         self._ready = False
         self._failed: str | None = None
         self.template_pid: int | None = None
+        self.slow_meta: str | None = None  # why the meta device's fast kernels are not in use
 
     # --- life cycle ---------------------------------------------------------------------
 
@@ -216,6 +217,7 @@ class ForkServer:
                 elif message.get("op") == "ready":
                     self._ready = True
                     self.template_pid = int(message["pid"])
+                    self.slow_meta = message.get("slow_meta") or None
                 elif message.get("op") == "failed":
                     raise ServerFailed(f"the fork server failed: {message.get('reason')}")
         except ServerFailed as exc:

@@ -34,12 +34,14 @@ T = TypeVar("T")
 
 
 class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of ours
-    """The worker can no longer answer: ``status`` is ``"timeout"`` or ``"error"``."""
+    """The worker can no longer answer: ``status`` is ``"timeout"`` or ``"error"``; ``ours``:
+    it was lost before it began to import the student's file, so the grader is to blame."""
 
-    def __init__(self, status: str, reason: str):
+    def __init__(self, status: str, reason: str, ours: bool = False):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+        self.ours = ours
 
 
 class Tampered(BaseException):  # noqa: N818 - a verdict, raised past hypothesis like WorkerLost
@@ -134,6 +136,7 @@ class WorkerHandle:
     extra_fds: tuple[int, ...] = ()  # closed with the handle (status pipe, pidfd)
     deadline: float | None = None  # the end of the exercise's budget, set at the first call
     reader: ReplyReader | None = None  # replies read by a thread (Windows)
+    started: bool = False  # the worker said it set itself up and imports the student's file
 
     def __post_init__(self) -> None:
         wire.widen(self.req_fd)
@@ -173,6 +176,26 @@ class WorkerHandle:
             self.reaper(self.pid)
 
     def receive(self, timeout: float) -> Any:
+        """The next reply's value; the worker's first message ("started", or why it could not
+        set itself up) is read on the way."""
+        deadline = time.monotonic() + timeout
+        reply = self._next(timeout)
+        while not self.started:
+            if reply == {"ok": True, "value": "started"}:
+                self.started = True
+                reply = self._next(max(0.0, deadline - time.monotonic()))
+            else:
+                self.kill()
+                why = reply.get("setup_failed") if isinstance(reply, dict) else None
+                raise WorkerLost(
+                    "error",
+                    safe_text(why, 300) if isinstance(why, str) else "it broke the protocol",
+                    ours=True,
+                )
+        return self._value(reply)
+
+    def _next(self, timeout: float) -> Any:
+        """The next message, or ``WorkerLost`` (``ours`` before the worker has started)."""
         try:
             if self.reader is not None:
                 reply = self.reader.get(timeout)
@@ -180,23 +203,42 @@ class WorkerHandle:
                 reply = wire.recv(self.rep_fd, timeout)
         except wire.ChannelTimeout:
             self.kill()
+            if not self.started:
+                raise WorkerLost(
+                    "error", f"it did not start within {timeout:g} s", ours=True
+                ) from None
             raise WorkerLost(
                 "timeout", f"student code did not finish within {timeout:g} s"
             ) from None
         except wire.ChannelClosed:
             code = self.returncode()
             self.kill()
-            raise WorkerLost("error", describe_exit(code)) from None
+            raise WorkerLost("error", self._exit_reason(code), ours=not self.started) from None
         except wire.BadMessage as exc:
             self.kill()
             raise WorkerLost(
                 "error",
                 "the worker sent a message the grader refuses: only plain data and tensors may "
                 f"come back ({safe_text(exc, 120)})",
+                ours=not self.started,
             ) from None
         if not isinstance(reply, dict) or "ok" not in reply:
             self.kill()
-            raise WorkerLost("error", "the worker sent a reply of the wrong shape")
+            raise WorkerLost(
+                "error", "the worker sent a reply of the wrong shape", ours=not self.started
+            )
+        return reply
+
+    def _exit_reason(self, code: int | None) -> str:
+        """``describe_exit``, and before the worker started, what it wrote of its setup."""
+        reason = describe_exit(code)
+        if not self.started:
+            said = self.output().strip().splitlines()
+            if said:
+                reason += f" ({safe_text(said[-1], 200)})"
+        return reason
+
+    def _value(self, reply: dict) -> Any:
         if isinstance(reply.get("t"), float):
             timing.add("worker_compute", reply["t"])
         if reply.get("tampered"):  # the worker's guard saw student code rewrite the grader

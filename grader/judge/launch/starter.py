@@ -41,6 +41,7 @@ def supported() -> bool:
 _lock = threading.Lock()
 _default = None
 _announced = False
+_announced_meta = False
 
 
 def default_server(spares: int = 6, refill: bool = True) -> ForkServer:
@@ -104,6 +105,18 @@ def _announce(off: dict[str, str]) -> None:
         print(f"grade: sandbox layers off here: {describe_off(off)}", file=sys.stderr)
 
 
+def _announce_slow_meta(reason: str | None) -> None:
+    """Say once that the workers build models on ``meta`` with torch's own kernels."""
+    global _announced_meta
+    if reason and not _announced_meta:
+        _announced_meta = True
+        print(
+            "grade: models on the meta device are built on a slower path here "
+            f"(the same checks and verdicts): {reason[:200]}",
+            file=sys.stderr,
+        )
+
+
 class SandboxStarter:
     """A worker starter over a fork server, falling back to fresh interpreters (stated once)
     if the server cannot start; ``strict`` makes any missing layer an error instead."""
@@ -149,6 +162,7 @@ class SandboxStarter:
             try:
                 handle = self.server(exercise_id, student_file, submission_root, limits, scratch)
                 _announce(off_layers(self.layers()))
+                _announce_slow_meta(self.server.slow_meta)
                 return handle
             except ServerFailed as exc:
                 with self._lock:

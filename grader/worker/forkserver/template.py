@@ -257,10 +257,12 @@ class Template(SpareWorkers, LayerProbe):
             self.shutdown()
 
 
-def preload() -> None:
-    """Import what every worker needs, without running a single torch operation, with the
-    garbage collector off; then freeze its view of it all, so that a worker's collections do
-    not write to (and so copy) every page it shares with this process (``heavy_imports``)."""
+def preload() -> str | None:
+    """Import what every worker needs, running no torch operation but the meta kernels' probe
+    (on a 2 x 3 tensor with no storage), with the garbage collector off; then freeze its view
+    of it all, so that a worker's collections do not write to (and so copy) every page it
+    shares with this process (``heavy_imports``). Returns why the meta device's fast kernels
+    are not in use, or None."""
     import resource  # noqa: F401
 
     from grader.shared.heavyimports import heavy_imports
@@ -271,12 +273,13 @@ def preload() -> None:
 
         from grader.worker import metakernels
 
-        metakernels.install()  # the meta device without torch._dynamo and sympy (2 s of imports)
+        slow_meta = metakernels.install()  # meta without torch._dynamo and sympy (2 s)
         import grader.protocol.limits  # noqa: F401
         import grader.protocol.wire  # noqa: F401
         import grader.worker.probes  # noqa: F401
         import grader.worker.serve  # noqa: F401
         import reference  # noqa: F401
+    return slow_meta
 
 
 def main(config: dict) -> None:
@@ -289,10 +292,10 @@ def main(config: dict) -> None:
     try:
         linux.set_child_subreaper()
         template.tell_judges({"op": "layers", "layers": template.probe()})
-        preload()
+        slow_meta = preload()
         template.runtime = isolate.runtime_paths()
         template.top_up()
-        template.tell_judges({"op": "ready", "pid": os.getpid()})
+        template.tell_judges({"op": "ready", "pid": os.getpid(), "slow_meta": slow_meta})
         template.serve()
     except BrokenPipeError:
         pass
