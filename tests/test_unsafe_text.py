@@ -104,8 +104,8 @@ class FakeProcess:
 
 
 def scripted_worker(tmp: Path, replies, printed: str = "") -> WorkerHandle:
-    """A handle whose "worker" is a thread sending ``replies`` (after the first, the last one
-    again for every request); ``None`` in ``replies`` closes the channel."""
+    """A handle whose "worker" is a thread sending "started", then ``replies`` (after the
+    first, the last one again for every request); ``None`` in ``replies`` closes the channel."""
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
     out = Path(tempfile.mkstemp(dir=tmp, suffix=".out")[1])
@@ -113,6 +113,7 @@ def scripted_worker(tmp: Path, replies, printed: str = "") -> WorkerHandle:
 
     def run():
         try:
+            wire.send(rep_w, {"ok": True, "value": "started"})  # set up: the import follows
             queue = list(replies)
             while queue:
                 reply = queue.pop(0) if len(queue) > 1 else queue[0]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from grader.shared import safeparse
 from grader.shared.registry import EXERCISES
 
 VARIABLE = "V"
@@ -177,7 +178,7 @@ def normalize(source: str) -> list[Token]:
     lines = source.split("\n")
     roles = _Roles(lines)
     try:
-        roles.visit(ast.parse(source))
+        roles.visit(safeparse.parse(source))
         parsed = True
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         parsed = False
