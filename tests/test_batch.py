@@ -206,6 +206,7 @@ def make_bad_class(root: Path, absolute: Path) -> dict[str, str]:
     target = latin / "exercises" / "ex3_1_weight_transfer.py"
     target.write_bytes(b"# r\xe9ponse\n" + target.read_bytes())
     (root / "scrambled.ipynb").write_text("{ this is not json", encoding="utf-8")
+    (root / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     (root / "notes.txt").write_text("not a submission\n")
     (root / "grading.toml").write_text(
         'exercises = ["3.1"]\nmax_examples = 2\n[limits]\nunzip_mb = 1\n', encoding="utf-8"
@@ -219,6 +220,7 @@ def make_bad_class(root: Path, absolute: Path) -> dict[str, str]:
         "empty": "no exercises/ folder",
         "latin": "exercises/ex3_1_weight_transfer.py is not UTF-8 text (byte 0xe9 on line 1)",
         "scrambled": "not a readable notebook",
+        "deep": "its JSON is nested too deeply to read",  # an error row, not regraded
         "notes.txt": "not a submission",
     }
 
@@ -244,7 +246,10 @@ def test_bad_input_never_stops_the_batch(tmp_path):
     assert "not UTF-8 text" in latin["exercises"][0]["checks"][0]["message"]
     assert not list(tmp_path.rglob("evil.py"))  # neither ../../evil.py nor the absolute one
     assert not (out / ".work").exists()
-    assert "[" in proc.stdout and "/10] " in proc.stdout  # a plain line per submission
+    assert f"/{len(expected) + 1}] " in proc.stdout  # a plain line per submission
+    # Bad input is a final verdict: a second run grades none of it again.
+    again = batch(str(tmp_path / "bad"), "-o", str(out), "-j", "2")
+    assert f"0 graded now, {len(expected) + 1} from an earlier run" in again.stdout, again.stdout
 
 
 def wait_for(predicate, timeout: float = 240.0) -> None:

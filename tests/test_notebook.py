@@ -166,7 +166,10 @@ def test_an_answer_cell_that_does_not_parse_is_an_error_with_its_line(tmp_path):
         (b"\x89PNG\r\n\x1a\n\x00\x00", "not a notebook"),
         (b'{"hello": "world"}', "not a readable notebook"),
         (b"[1, 2, 3]", "not a readable notebook"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),  # was an internal error
+        (b'{"cells": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested too deeply"),
     ],
+    ids=["truncated", "png", "not-a-notebook", "a-list", "deep", "deep-cells"],
 )
 def test_a_corrupt_or_non_notebook_file_is_one_clear_error(tmp_path, content, needle):
     path = tmp_path / "work.ipynb"

@@ -61,6 +61,10 @@ def read_cells(path: Path) -> list[Cell]:
         raise SubmissionError(
             f"{path}: not a readable notebook (invalid JSON at line {exc.lineno}: {exc.msg})"
         ) from None
+    except (RecursionError, MemoryError):  # JSON nested absurdly deep: no notebook is
+        raise SubmissionError(
+            f"{path}: not a readable notebook (its JSON is nested too deeply to read)"
+        ) from None
     except OSError as exc:
         raise SubmissionError(f"{path}: cannot be read ({exc.strerror})") from None
     logger = logging.getLogger("traitlets")
