@@ -8,10 +8,11 @@ Two kinds of notebooks are graded:
   ``!pip`` and ``%magic`` lines, the same class defined twice.
 
 Either way the notebook is parsed, never executed. Every top-level statement of every code
-cell is analysed with ``ast`` and ``symtable``; for each exercise the names the contract asks
-for (``transfer_weights``, ``GPTModel``, ...) are looked up, and the statements they need
-(imports, the student's own copies of the book's classes, the config dicts and the
-module-level assignments and mutations they depend on) are gathered by following names.
+cell is analysed with ``ast`` (``grader.intake.names``: the names it binds and reads, the same
+on every Python); for each exercise the names the contract asks for (``transfer_weights``,
+``GPTModel``, ...) are looked up, and the statements they need (imports, the student's own
+copies of the book's classes, the config dicts and the module-level assignments and mutations
+they depend on) are gathered by following names.
 Everything else (demo code, prints, shell and magic lines) is left out. A name used by a
 statement is resolved to its last definition *before* that statement (as it was when the
 student ran the notebook top to bottom), so the book's ``GPTModel`` that a 4.2 helper was
@@ -25,12 +26,12 @@ from __future__ import annotations
 
 import ast
 import re
-import symtable
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.intake.cells import CONTRACT, TAG_PREFIX, Cell, python_cell, read_cells
+from grader.intake.names import statement_names
 from grader.intake.submission import Submission
 from grader.shared.registry import EXERCISES
 
@@ -128,16 +129,6 @@ def _method_receiver(node: ast.stmt) -> str | None:
     return None
 
 
-def _global_uses(table: symtable.SymbolTable) -> set[str]:
-    names = set()
-    for child in table.get_children():
-        for sym in child.get_symbols():
-            if sym.is_referenced() and sym.is_global():
-                names.add(sym.get_name())
-        names |= _global_uses(child)
-    return names
-
-
 def _is_main_guard(node: ast.stmt) -> bool:
     return (
         isinstance(node, ast.If)
@@ -157,20 +148,16 @@ def _statement(
     st.is_import = isinstance(node, ast.Import | ast.ImportFrom)
     st.is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
     try:
-        table = symtable.symtable(text + "\n", "<cell>", "exec")
+        names = statement_names(ast.parse(text + "\n"))  # the text written to the file
         st.mutates = _mutated(node)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return st  # ``return`` outside a function, absurdly deep code: not a usable statement
-    for sym in table.get_symbols():
-        name = sym.get_name()
-        if sym.is_assigned() or sym.is_imported() or sym.is_namespace():
-            st.defines.add(name)
-        if sym.is_referenced():
-            st.uses_now.add(name)
+        return st  # ``global`` after a use, absurdly deep code: not a usable statement
+    st.defines = set(names.binds)
+    st.uses_now = set(names.reads_now)
     if not isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
         # A loop variable is not a use of an earlier value; ``x = f(x)`` is.
         st.uses_now -= st.defines
-    st.uses_later = _global_uses(table) - st.defines
+    st.uses_later = set(names.reads_later) - st.defines
     if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
         st.data = set(st.defines)
     return st
