@@ -103,8 +103,16 @@ class OutputBudget:
             return part
 
 
-class CappedStream(io.TextIOBase):
-    """A text stream onto a file descriptor that drops whatever goes past the budget."""
+def _write_all(fd: int, data: bytes) -> None:
+    while data:
+        try:
+            data = data[os.write(fd, data) :]
+        except OSError:  # the file size limit, or a closed descriptor: drop it
+            break
+
+
+class CappedBytes(io.BufferedIOBase):
+    """The binary stream under a ``CappedStream`` (``sys.stdout.buffer``), on the same budget."""
 
     def __init__(self, fd: int, budget: OutputBudget, name: str):
         self._fd, self._budget, self._name = fd, budget, name
@@ -113,9 +121,47 @@ class CappedStream(io.TextIOBase):
     def name(self) -> str:
         return self._name
 
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, b) -> int:
+        data = bytes(memoryview(b))  # bytes, bytearray, memoryview: what a buffer accepts
+        _write_all(self._fd, self._budget.take(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+
+class CappedStream(io.TextIOBase):
+    """A text stream onto a file descriptor that drops whatever goes past the budget; its
+    ``buffer`` takes bytes on the same budget, as a real ``sys.stdout.buffer`` does."""
+
+    def __init__(self, fd: int, budget: OutputBudget, name: str):
+        self._fd, self._budget, self._name = fd, budget, name
+        self._buffer = CappedBytes(fd, budget, name)
+
+    @property
+    def buffer(self) -> CappedBytes:
+        return self._buffer
+
+    @property
+    def name(self) -> str:
+        return self._name
+
     @property
     def encoding(self) -> str:
         return "utf-8"
+
+    @property
+    def errors(self) -> str:
+        return "replace"
 
     def writable(self) -> bool:
         return True
@@ -129,12 +175,7 @@ class CappedStream(io.TextIOBase):
     def write(self, s: str) -> int:
         if not isinstance(s, str):
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        data = self._budget.take(s.encode("utf-8", "replace"))
-        while data:
-            try:
-                data = data[os.write(self._fd, data) :]
-            except OSError:  # the file size limit, or a closed descriptor: drop it
-                break
+        _write_all(self._fd, self._budget.take(s.encode("utf-8", "replace")))
         return len(s)
 
     def flush(self) -> None:
