@@ -7,6 +7,35 @@ ever rebuild dicts, lists, tuples, strings, numbers, booleans, ``None`` and plai
 so whatever a worker sends, decoding it never runs code in the judge (DESIGN §5.1). This is the
 guarantee of ``torch.load(weights_only=True)`` at a fraction of its cost (a few microseconds a
 message instead of about a millisecond, which counted over the hundreds of calls of one grade).
+
+Every frame is hostile (DESIGN §5.10): student code can write frames of its own onto its
+worker's reply channel. Before anything is computed from a frame, it is held to cheap bounds,
+each checked in constant time or at C speed (``bytes.count``, ``replace``, one regex):
+
+- the frame: at most ``MAX_MESSAGE_BYTES`` (256 MiB), said in its 8-byte header;
+- its JSON document: ASCII, as ``encode`` writes it; at most ``MAX_DOC_BYTES`` (64 MiB),
+  ``MAX_DOC_ITEMS`` (262,144) values and ``MAX_TENSORS`` (4,096) tensors, counted before it is
+  parsed (``_count_document``); one too short to break a cap (12 KiB) is not counted;
+- nesting: ``json.loads`` stops at its recursion guard, rebuilding at ``MAX_DEPTH`` levels;
+- ints: at most ``MAX_INT_DIGITS`` digits (where Python has no limit, checked before reading);
+- a tensor header ``["x", dtype, shape, start, nbytes]``: a known dtype; at most ``MAX_DIMS``
+  (16) dimensions, counted before any is read; sizes that are non-negative ints whose running
+  product stops as soon as it passes ``MAX_MESSAGE_BYTES``; an aligned start; a byte count
+  equal to the shape's, inside the frame.
+
+The largest messages measured (grading the solution, the example, the stubs and the 73 corpus
+cases: about 60,000 messages both ways) have a document of 4,740 bytes, 457 values, 53
+tensors, nesting 6, 3 dimensions: the caps are far above (GPT-2 XL's state dict has 821
+tensors). The byte cap leaves room for tests/test_unsafe_text.py, whose scripted worker sends
+documents of up to 30 MiB (1 MB texts, which a real worker cuts to 2,000 characters).
+
+Memory: a reply of N bytes makes the judge hold at most about 7 x N + 32 MiB, and never more
+than about 900 MiB: the frame (N); a copy of its bool tensors (others are views of the frame);
+and for its document of D bytes, a copy and its text (2 x D), its strings (up to 4 x D: one
+character outside the BMP makes a string 4 bytes a character) and its values (about 100 bytes
+each, 25 MiB at most). Measured at the caps: 393 MiB for 64 MiB of such strings, 25 MiB for
+262,144 values; 20 million ``[]`` refused with no growth. Decoding any frame takes a second or
+so at most (1.5 s at the caps, on a busy 2-core machine): tests/test_wire_bounds.py.
 """
 
 from __future__ import annotations
@@ -15,6 +44,7 @@ import functools
 import json
 import math
 import os
+import re
 import select
 import struct
 import sys
@@ -28,6 +58,15 @@ _HEADER = struct.Struct("!Q")  # the payload's length
 _DOC = struct.Struct("!I")  # the JSON document's length, at the start of the payload
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
+# The bounds of one message's JSON document and tensor headers (see the module's docstring:
+# the largest message measured has 4,740 bytes, 457 values, 53 tensors, 3 dimensions).
+MAX_DOC_BYTES = 64 * 1024 * 1024
+MAX_DOC_ITEMS = 1 << 18
+MAX_TENSORS = 4096
+MAX_DIMS = 16
+# A document of at most this many bytes holds fewer values and tensor headers than the caps
+# (each value takes a byte of the document at least, each "x" three): it is not counted.
+_COUNTED_FROM = min(MAX_DOC_ITEMS, 3 * MAX_TENSORS)
 ALIGN = 64  # every tensor's bytes start on this boundary of the payload
 # Ints travel up to this many digits (a parameter count of any model has fewer than 20): a
 # larger one is no answer to check, and JSON would refuse one of over 4,300 digits anyway.
@@ -35,18 +74,8 @@ MAX_INT_DIGITS = 40
 _INT_BOUND = 10**MAX_INT_DIGITS
 
 _DTYPE_NAMES = (
-    "float32",
-    "float64",
-    "float16",
-    "bfloat16",
-    "complex64",
-    "complex128",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "bool",
+    *"float32 float64 float16 bfloat16 complex64 complex128".split(),
+    *"int8 int16 int32 int64 uint8 bool".split(),
 )
 
 
@@ -223,15 +252,26 @@ def _untensor(node: list, blob: memoryview) -> torch.Tensor:
     import torch
 
     _, name, shape, start, nbytes = node
-    dtype = dtypes().get(name) if isinstance(name, str) else None
+    dtype = dtypes().get(name) if type(name) is str else None
     if dtype is None:
         raise BadMessage("a tensor of an unknown dtype")
-    if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape):
+    if type(shape) is not list:
         raise BadMessage("a tensor of a malformed shape")
+    if (ndim := len(shape)) > MAX_DIMS:  # first: a product of 100,000 huge sizes takes minutes
+        raise _over(f"a tensor of {ndim:,} dimensions", MAX_DIMS)
     if type(start) is not int or type(nbytes) is not int or start < 0 or start % ALIGN:
         raise BadMessage("a tensor at a malformed offset")
-    size = dtype.itemsize * math.prod(shape)
-    if size != nbytes or (nbytes and start + nbytes > len(blob)):
+    numel = 1  # of the non-zero sizes first (an empty tensor's strides are made from them)
+    for n in shape:
+        if type(n) is not int or n < 0:
+            raise BadMessage("a tensor of a malformed shape")
+        if n:
+            numel *= n
+            if numel > MAX_MESSAGE_BYTES:  # more elements than any frame holds: stop here
+                raise BadMessage("a tensor whose shape holds more than a message can")
+    if 0 in shape:
+        numel = 0
+    if numel * dtype.itemsize != nbytes or (nbytes and start + nbytes > len(blob)):
         raise BadMessage("a tensor whose bytes do not match its shape")
     if not nbytes:
         return torch.empty(shape, dtype=dtype)
@@ -241,6 +281,45 @@ def _untensor(node: list, blob: memoryview) -> torch.Tensor:
         flat = torch.frombuffer(blob, dtype=dtype, count=nbytes // dtype.itemsize, offset=start)
     # torch.reshape, not the method: half the cost a call, counted over a model's tensors.
     return flat if len(shape) == 1 else torch.reshape(flat, shape)
+
+
+def _short_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS + 1:  # the sign
+        raise BadMessage(f"an int of more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+# Where ints of any length may be read (Python 3.10 before 3.10.7, PYTHONINTMAXSTRDIGITS=0),
+# reading one of a million digits takes quadratic time: the length is checked first, in Python.
+_GUARDED = json.JSONDecoder(parse_int=_short_int)
+
+
+def _ints_bounded() -> bool:
+    """Whether ``json.loads`` refuses an int of over 4,300 digits before reading it."""
+    limit = getattr(sys, "get_int_max_str_digits", None)
+    return limit is not None and 0 < limit() <= 4300
+
+
+_SEPARATORS = (b"[", b",", b"{", b":")  # one precedes every value of a document but the first
+_STRING = re.compile(rb'"[^"]*"')  # a string, once its escaped quotes are gone
+
+
+def _count_document(buf: bytes | bytearray, start: int, end: int) -> None:
+    """Refuse a document (``buf[start:end]``) of more values or tensors than the caps before
+    ``json.loads`` builds any: values by their separators, tensors by ``"x"``; where strings
+    (student text) hold separators too, again outside them (escapes gone as JSON reads them)."""
+    items = sum(buf.count(c, start, end) for c in _SEPARATORS)
+    if items > MAX_DOC_ITEMS and 0 < buf.count(b'"', start, end) <= 2 * MAX_DOC_ITEMS:
+        bare = _STRING.sub(b"", buf[start:end].replace(b"\\\\", b"").replace(b'\\"', b""))
+        items = sum(bare.count(c) for c in _SEPARATORS)
+    if items > MAX_DOC_ITEMS:
+        raise _over(f"a document of about {items:,} values", MAX_DOC_ITEMS)
+    if (tensors := buf.count(b'"x"', start, end)) > MAX_TENSORS:
+        raise _over(f"a message of about {tensors:,} tensors", MAX_TENSORS)
+
+
+def _over(what: str, cap: int) -> BadMessage:
+    return BadMessage(f"{what} (the grader takes up to {cap:,})")
 
 
 def decode(payload: bytes | bytearray) -> Any:
@@ -253,7 +332,14 @@ def decode(payload: bytes | bytearray) -> Any:
         end = _DOC.size + size
         if end > len(view):
             raise BadMessage("a document longer than its message")
-        tree = json.loads(bytes(view[_DOC.size : end]))
+        if size > MAX_DOC_BYTES:  # before a byte of it is copied
+            raise _over(f"a document of {size:,} bytes", MAX_DOC_BYTES)
+        if size > _COUNTED_FROM:  # a smaller one cannot break the caps: no pass over it
+            _count_document(payload, _DOC.size, end)
+        doc = bytes(view[_DOC.size : end])
+        if not doc.isascii():  # as encode writes it: then its text costs a byte a character
+            raise BadMessage("a document with bytes that are not ASCII")
+        tree = json.loads(doc) if _ints_bounded() else _GUARDED.decode(doc.decode())
         base = _aligned(end)
         data = payload if isinstance(payload, bytearray) else bytearray(payload)
         return _untree(tree, memoryview(data)[base:], 0)

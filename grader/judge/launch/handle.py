@@ -216,10 +216,10 @@ class WorkerHandle:
             raise WorkerLost("error", self._exit_reason(code), ours=not self.started) from None
         except wire.BadMessage as exc:
             self.kill()
-            raise WorkerLost(
+            raise WorkerLost(  # a forged frame too: checked before anything is computed
                 "error",
-                "the worker sent a message the grader refuses: only plain data and tensors may "
-                f"come back ({safe_text(exc, 120)})",
+                f"the worker sent a reply the grader refuses: {safe_text(exc, 200)}; only plain "
+                "data and tensors, within the wire's bounds, may come back",
                 ours=not self.started,
             ) from None
         if not isinstance(reply, dict) or "ok" not in reply:
