@@ -209,14 +209,21 @@ def full_marks(run: dict) -> list[str]:
 
 
 def find_python(version: str, named: dict[str, str]) -> str | None:
-    if version in named:
-        return named[version]
-    found = shutil.which(f"python{version}")
-    if found:
-        return found
+    """A Python ``version`` interpreter: named, under pyenv, or on PATH (a pyenv shim on PATH
+    may name a version that is not selected, so each candidate is asked its version)."""
     pyenv = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
-    hits = sorted(glob.glob(f"{pyenv}/versions/{version}.*/bin/python{version}"))
-    return hits[-1] if hits else None
+    candidates = [named.get(version)]
+    candidates += sorted(glob.glob(f"{pyenv}/versions/{version}.*/bin/python{version}"))[::-1]
+    candidates.append(shutil.which(f"python{version}"))
+    for candidate in filter(None, candidates):
+        probe = [candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+        try:
+            said = subprocess.run(probe, capture_output=True, text=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if said.strip() == version:
+            return candidate
+    return None
 
 
 def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
@@ -303,18 +310,21 @@ def main() -> int:
         print(f"reference: Python {version}, torch {torch.__version__}: {count} results")
         failed = bool(full_marks(reference))
         masks = dropout_masks(sys.executable)
+        outcomes: list[bool] = []  # one per environment: the same verdicts, full marks
         for version, torch_spec in wanted:
             began = time.monotonic()
             base = find_python(version, named)
             if base is None:
                 rows.append((version, torch_spec, "-", f"no Python {version} here", 0.0))
                 failed = True
+                outcomes.append(False)
                 continue
             try:
                 venv, torch_version = environment(base, version, torch_spec, args.cache)
             except (RuntimeError, subprocess.CalledProcessError) as exc:
                 rows.append((version, torch_spec, "-", f"not installed: {exc}", 0.0))
                 failed = True
+                outcomes.append(False)
                 continue
             run = grade_everything([str(venv / "bin" / "grade")], singles, batches,
                                    work / f"py{version}-{torch_version}")  # fmt: skip
@@ -323,7 +333,9 @@ def main() -> int:
             # Text may differ only where this torch draws other dropout masks than the
             # reference's: a wrong answer's own output (quoted in its message) differs then.
             other_masks = dropout_masks(str(venv / "bin" / "python")) != masks
-            failed |= bool(diffs or marks or (text and not other_masks))
+            bad = bool(diffs or marks or (text and not other_masks))
+            failed |= bad
+            outcomes.append(not bad)
             same = "same verdicts" if not diffs else f"{len(diffs)} verdicts differ"
             if text:
                 why = " (this torch draws other dropout masks)" if other_masks else ""
@@ -337,6 +349,7 @@ def main() -> int:
                 print(f"    {diff}")
     table = render(rows, len(reference["results"]))
     print(table)
+    print(f"compat: {outcomes.count(True)} passed, {outcomes.count(False)} failed")
     if args.markdown:
         args.markdown.write_text(table + "\n")
     return 1 if failed else 0
