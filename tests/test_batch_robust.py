@@ -162,3 +162,25 @@ def test_a_result_that_cannot_be_recorded_becomes_an_error_row(tmp_path, monkeyp
     never = FlakyLedger(2)
     record_safely(never, dict(row), {})  # no row at all: the next run grades it again
     assert never.rows == []
+
+
+def test_a_judge_past_its_deadline_is_killed_and_the_batch_finishes(tmp_path):
+    """The watchdog (grader/batch/pool.py): with a deadline no grade can meet, every judge is
+    killed on time, each submission gets an error row saying why, and the batch still writes
+    its gradebook and dashboard. A second run does not grade them again."""
+    klass = tmp_path / "class"
+    for name in ("alice", "bob", "carol"):
+        make_submission(klass / name)
+    out = tmp_path / "out"
+    env = {"GRADER_JUDGE_DEADLINE_S": "0.2"}
+    six = ["--max-examples", "2", "-j", "2"]  # all six exercises: seconds, not a tenth
+    proc = batch(str(klass), "-o", str(out), *six, env=env)
+    assert proc.returncode == 1, proc.stderr + proc.stdout
+    book = rows(out)
+    assert set(book) == {"alice", "bob", "carol"}
+    for row in book.values():
+        assert row["status"] == "error"
+        assert row["reason"] == "the grader gave up on it after 0.2 s"
+    assert (out / "index.html").exists() and (out / "gradebook.csv").exists()
+    again = batch(str(klass), "-o", str(out), *six, env=env)
+    assert "0 graded now, 3 from an earlier run" in again.stdout, again.stdout

@@ -16,11 +16,20 @@ A judge process that dies (the grader itself crashing or running out of memory) 
 the submissions it held: they are tried again in a fresh pool, and after ``MAX_ATTEMPTS``
 recorded as errors to grade again on the next run. A judge process whose parent is gone
 (``kill -9`` of the batch) exits by itself.
+
+Every submission has a deadline (``judge_deadline``: what its exercises' own limits allow, with
+room to spare). A judge still on a submission past it is killed by this process, the
+submission gets an ``error`` row saying so (not graded again: it would stall again), and the
+submissions the other judges held are graded again in a fresh pool without that counting as
+one of their attempts. Nothing a submission does can stall the batch.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -36,6 +45,9 @@ from grader.intake.submission import Submission, SubmissionError
 from grader.judge import resilience
 
 MAX_ATTEMPTS = 2
+WATCH_S = 1.0  # how often this process looks for a judge past its deadline
+DEADLINE_VARIABLE = "GRADER_JUDGE_DEADLINE_S"  # seconds a judge may take on one submission
+STARTED = "judge-started"  # in a job's scratch: "PID TIME" of the judge that took it on
 
 
 @dataclass(frozen=True)
@@ -93,10 +105,26 @@ def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
     return Outcome(job.entry.name, result.to_dict(), "error", reason, retry, graded=False)
 
 
+def judge_deadline(settings: Settings) -> float:
+    """Seconds a judge may spend on one submission: for each exercise, the import's and the
+    checks' own limits and half a minute of the judge's own work; a minute to read it in.
+    ``GRADER_JUDGE_DEADLINE_S`` sets another (a much slower machine)."""
+    from grader.shared.registry import select
+
+    named = os.environ.get(DEADLINE_VARIABLE, "").strip()
+    if named:
+        return float(named)
+    limits = settings.limits
+    per_exercise = limits.import_timeout_s + limits.exercise_budget_s + 30.0
+    return 60.0 + per_exercise * len(select(list(settings.exercises) or None))
+
+
 def grade_job(job: Job) -> Outcome:
     """Grade one entry; never raises for anything the entry holds. Its scratch is removed
     after, whatever happened."""
     resilience.set_label(job.entry.name)  # names this entry in $GRADE_TRACE_LOG
+    job.scratch.mkdir(parents=True, exist_ok=True)
+    (job.scratch / STARTED).write_text(f"{os.getpid()} {time.time()}")  # for the watchdog
     try:
         return _grade_entry(job)
     finally:
@@ -135,6 +163,21 @@ def _terminate(pool: ProcessPoolExecutor) -> None:
             p.kill()
 
 
+def _overdue(futures: dict[Future, Job], waiting: set[Future]) -> list[tuple[Future, int]]:
+    """The jobs whose judge has worked on them past their deadline, with the judge's PID."""
+    late = []
+    now = time.time()
+    for future in waiting:
+        job = futures[future]
+        try:
+            pid, began = (job.scratch / STARTED).read_text().split()
+        except (OSError, ValueError):
+            continue  # not taken on yet (or just finished)
+        if now - float(began) > judge_deadline(job.settings):
+            late.append((future, int(pid)))
+    return late
+
+
 def run_jobs(
     jobs: list[Job], processes: int, sandbox: str, on_outcome: Callable[[Outcome], None]
 ) -> None:
@@ -144,6 +187,7 @@ def run_jobs(
     attempts: Counter[str] = Counter()
     while pending:
         broken: list[Job] = []
+        given_up: set[str] = set()  # entries whose judge this process killed
         judges = max(1, min(processes, len(pending)))
         context, initargs, servers = boot.judge_processes(sandbox, judges)
         pool = ProcessPoolExecutor(
@@ -155,9 +199,20 @@ def run_jobs(
                 server.let_go()
             waiting = set(futures)
             while waiting:
-                done, waiting = wait(waiting, return_when=FIRST_COMPLETED)
+                done, waiting = wait(waiting, timeout=WATCH_S, return_when=FIRST_COMPLETED)
+                for future, pid in _overdue(futures, waiting):
+                    job = futures[future]
+                    given_up.add(job.entry.name)
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                    seconds = judge_deadline(job.settings)
+                    on_outcome(not_graded(job, f"the grader gave up on it after {seconds:g} s"))
                 for future in sorted(done, key=lambda f: futures[f].entry.name):
                     job = futures[future]
+                    if job.entry.name in given_up:
+                        continue
                     try:
                         outcome = future.result()
                     except BrokenProcessPool:
@@ -176,12 +231,17 @@ def run_jobs(
         finally:
             for server in servers:
                 server.let_go()
-        pool.shutdown(wait=True)
+        if given_up:
+            _terminate(pool)  # its other judges may be gone with the one killed
+        else:
+            pool.shutdown(wait=True)
         for server in servers:
             server.reap()
         pending = []
         for job in broken:
-            attempts[job.entry.name] += 1
+            shutil.rmtree(job.scratch, ignore_errors=True)  # a killed judge left it
+            if not given_up:  # a pool broken by the watchdog costs the others no attempt
+                attempts[job.entry.name] += 1
             if attempts[job.entry.name] < MAX_ATTEMPTS:
                 pending.append(job)
             else:
