@@ -7,7 +7,10 @@ find ``reference``, ``exercises`` and ``grader`` from its folder, as a student's
 and forks a child per snippet. The child is set up as ``python -c`` sets itself up: the
 snippet's folder current and first on ``sys.path`` (as ``''``), a fresh ``__main__``
 namespace, output to its own files, exit status 1 and a traceback on stderr when the snippet
-raises. The server never runs a torch operation, so its children may use threads.
+raises. The server never runs a torch operation, so its children may use threads; and it forks
+only while it runs no other thread (numpy's OpenBLAS, which torch loads, stops its pool for a
+fork and starts it again only when used): a thread holding a lock at the fork would leave it
+held forever in the child. The server checks this after each fork and stops if it ever fails.
 
 ``paste`` (``tests/support.py``) is the one way tests run a snippet.
 """
@@ -71,6 +74,8 @@ while True:
         requests.close()
         replies.close()
         run(job)
+    threads = len(os.listdir("/proc/self/task"))  # as Python 3.12+ counts them for its warning
+    assert threads == 1, f"the paste box forked while it ran {threads} threads"
     _, status = os.waitpid(child, 0)
     replies.write(struct.pack("!i", os.waitstatus_to_exitcode(status)))
     replies.flush()

@@ -3,9 +3,11 @@ and grading them quickly (few examples per check)."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,3 +115,36 @@ def run_snippet(source: str, folder: Path) -> str:
     proc = paste(source, folder)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
+
+
+# The start of ``judged_alone``'s script: a judge set up as ``grade``'s, ``forks`` counting the
+# forks of judge processes.
+ALONE = """\
+import json, sys
+sys.path.insert(0, {tests!r})
+from grader.judge.ready import ready_to_judge
+ready_to_judge()
+from grader.judge import parallel
+forks = []
+_run_forked = parallel.run_forked
+def _counted(*args, **kwargs):
+    forks.append(parallel.threads_here())
+    return _run_forked(*args, **kwargs)
+parallel.run_forked = _counted
+"""
+
+
+def judged_alone(body: str) -> object:
+    """Run ``body`` as a judge in a fresh interpreter and return what it prints last (JSON):
+    there the process runs no other thread, and grading forks judge processes, which it never
+    does beside the threads of a test process (pytest-xdist's, a library's pool; see
+    ``grader.judge.parallel.alone``). ``body`` may use ``grade_folder``, ``SOLUTION``,
+    ``CORPUS``, ``make_submission``, ``parallel`` and ``forks`` (the number of threads at each
+    fork of judge processes)."""
+    script = ALONE.format(tests=str(ROOT / "tests"))
+    script += "from support import CORPUS, SOLUTION, grade_folder, make_submission\n" + body
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.splitlines()[-1])

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from support import CORPUS, SOLUTION, grade_folder, make_submission
+from support import CORPUS, SOLUTION, grade_folder, judged_alone, make_submission
 
 from grader.judge import memo, replay
 
@@ -131,18 +131,23 @@ def test_a_replayed_example_is_a_copy_the_check_may_change():
     assert type(ordered) is OrderedDict and ordered == {"a": [1]}
 
 
-def test_forked_judge_processes_hand_their_recordings_to_the_parent(fresh_judge, monkeypatch):
+def test_forked_judge_processes_hand_their_recordings_to_the_parent():
     """``grade`` spreads exercises over forked judge processes: what they record is kept by
-    the process that forked them, for its next grade (a notebook's next ``check_all()``)."""
-    import grader.judge.properties as properties
+    the process that forked them, for its next grade (a notebook's next ``check_all()``). In
+    a fresh judge: a test process never forks judge processes (``judged_alone``)."""
     from grader.judge import parallel
 
     if not parallel.supported():
         pytest.skip("no fork here")
-    first = grade_folder(SOLUTION, None, max_examples=4, processes=2)
-    monkeypatch.setattr(properties, "given", None)  # hypothesis cannot be used any more
-    again = grade_folder(SOLUTION, None, max_examples=4, processes=1)
-    assert again.score == first.score == first.max_score
+    first, again, forked = judged_alone(
+        "import grader.judge.properties as properties\n"
+        "first = grade_folder(SOLUTION, None, max_examples=4, processes=2)\n"
+        "properties.given = None  # hypothesis cannot be used any more\n"
+        "again = grade_folder(SOLUTION, None, max_examples=4, processes=1)\n"
+        "print(json.dumps([[first.score, first.max_score], [again.score], len(forks)]))\n"
+    )
+    assert forked == 1
+    assert again[0] == first[0] == first[1]
 
 
 def test_only_runs_json_gives_back_exactly_are_exported(fresh_judge):

@@ -427,17 +427,13 @@ def test_the_template_finds_its_children_with_or_without_the_kernels_list(listed
             return real(path)
 
         monkeypatch.setattr(template.os, "scandir", scandir)
-    started = []
-    for _ in range(3):
-        pid = os.fork()
-        if pid == 0:
-            time.sleep(30)
-            os._exit(0)
-        started.append(pid)
+    # Started, not forked: a test process runs other threads (pytest-xdist's, torch's pool).
+    children = [subprocess.Popen(["sleep", "30"]) for _ in range(3)]
+    started = [child.pid for child in children]
     try:
         assert set(started) <= set(template._children())
     finally:
-        for pid in started:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
+        for child in children:
+            child.kill()
+            child.wait()
     assert not set(started) & set(template._children())

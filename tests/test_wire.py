@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import struct
+import threading
 
 import pytest
 import torch
@@ -173,15 +174,16 @@ def test_recv_reads_a_message_sent_in_pieces():
     r, w = os.pipe()
     value = {"big": torch.randn(300, 300), "n": 3}
     data = wire.encode(value)
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the writer
-        os.close(r)
+
+    def write() -> None:  # a thread, not a forked child: this process runs other threads
         for i in range(0, len(data), 70_000):
             os.write(w, data[i : i + 70_000])
-        os._exit(0)
-    os.close(w)
+        os.close(w)
+
+    writer = threading.Thread(target=write)
+    writer.start()
     got = wire.recv(r, timeout=30)
-    os.waitpid(pid, 0)
+    writer.join()
     os.close(r)
     assert same(value, got)
 

@@ -34,9 +34,14 @@ THREADS = ("OMP_NUM_THREADS", "1")
 
 
 def can_fork() -> bool:
-    """Whether judges may be forked from this process: Linux, and no other thread running
-    (a thread holding a lock at the fork would leave it held forever in the child)."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    """Whether judges may be forked from this process: Linux, and no other thread running, as
+    the kernel counts them (a thread holding a lock at the fork would leave it held forever in
+    the child). ``judge_processes`` starts none before the fork: the fork server is another
+    process, ``ready_to_judge`` starts no thread pool, and ``concurrent.futures`` forks every
+    judge before it starts its own threads."""
+    from grader.judge.parallel import threads_here
+
+    return sys.platform.startswith("linux") and threads_here() == 1
 
 
 def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list[ForkServer]]:

@@ -9,8 +9,10 @@ graded; a change to another Python file beside the exercise files (a helper modu
 imports) grades every exercise again. The report on screen is always the whole submission: the
 exercises graded last, with the others as they were.
 
-Saves are seen by ``watchfiles`` (the operating system's file events, not polling). Ctrl-C
-ends the watch with exit status 0.
+Saves are seen by ``watchfiles`` (the operating system's file events, not polling), in a small
+process of its own (``Saves``): this process forks judge processes to grade, and a fork must
+not happen beside another thread (``grader.judge.parallel``). Ctrl-C ends the watch with exit
+status 0.
 """
 
 from __future__ import annotations
@@ -18,17 +20,21 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
-import queue
+import json
+import os
+import select
+import signal
+import subprocess
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.intake.load import load_submission
 from grader.intake.submission import Submission, SubmissionError
+from grader.protocol.boot import BOOT, boot_arguments
 from grader.shared.errors import UsageError
-from grader.shared.registry import select
+from grader.shared.registry import select as select_exercises
 
 if TYPE_CHECKING:
     from grader.result.schema import GradeResult
@@ -39,19 +45,32 @@ Show = Callable[["GradeResult", Submission], int]  # writes the report, returns 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen (the scrollback is left alone)
 QUIET_MS = 50  # a save is graded once its folder has had no new event for this long
 HELPERS = ""  # the fingerprint's key for the Python files beside the exercise files
+WATCHER_BOOT = BOOT.format(module="grader.commands.watch", function="report_saves")
+POLL_MS = 500  # how often the watcher process checks that grade is still there
 
 
-def watched(path: Path) -> tuple[Path, Callable[[Path], bool], str]:
+class Counts:
+    """Which files of the watched folder count: the one named ``name``, or else every file
+    whose suffix is ``suffix`` (plain data: the watcher process gets it as JSON)."""
+
+    def __init__(self, name: str = "", suffix: str = ".py"):
+        self.name, self.suffix = name, suffix
+
+    def __call__(self, path: Path) -> bool:
+        return path.name == self.name if self.name else path.suffix == self.suffix
+
+
+def watched(path: Path) -> tuple[Path, Counts, str]:
     """The folder to watch for ``grade PATH``, which of its files count (the notebook itself,
     or the Python files of ``exercises/``, or of the folder itself for loose files), and how
     to name them to the student."""
     path = Path(path).resolve()
     if path.suffix == ".ipynb":
-        return path.parent, lambda p: p.name == path.name, path.name
+        return path.parent, Counts(name=path.name), path.name
     folder = path.parent if path.is_file() else path
     if (folder / "exercises").is_dir():
         folder = folder / "exercises"
-    return folder, lambda p: p.suffix == ".py", folder.name + "/"
+    return folder, Counts(suffix=".py"), folder.name + "/"
 
 
 def _read(path: Path) -> bytes:
@@ -102,45 +121,82 @@ def merged(previous: GradeResult, new: GradeResult) -> GradeResult:
 
 
 class Saves:
-    """Saves of the files of ``folder`` that ``counts``, seen from the moment it is made (a
-    thread collects them, also while a grade runs): ``wait()`` blocks until there are some."""
+    """Saves of the files of ``folder`` that ``counts``, seen from the moment it is made (by a
+    watcher process, ``report_saves``, also while a grade runs): ``wait()`` blocks until there
+    are some. A process, not a thread: this process forks judge processes while it grades."""
 
-    def __init__(self, folder: Path, counts: Callable[[Path], bool]):
-        self._queue: queue.SimpleQueue[set[Path] | Exception] = queue.SimpleQueue()
-        self._stop = threading.Event()
-        self._args = (folder, counts)
-        self._thread = threading.Thread(target=self._run, name="watch", daemon=True)
-        self._thread.start()
+    def __init__(self, folder: Path, counts: Counts):
+        self._folder = folder
+        config = {"folder": str(folder), "name": counts.name, "suffix": counts.suffix}
+        self._proc = subprocess.Popen(
+            boot_arguments(WATCHER_BOOT, config),
+            stdin=subprocess.PIPE,  # its end of file tells the watcher that grade has gone
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self._pending = b""
 
-    def _run(self) -> None:
-        import watchfiles
-
-        folder, counts = self._args
-        try:
-            for events in watchfiles.watch(
-                folder,
-                watch_filter=lambda _change, name: counts(Path(name)),
-                step=QUIET_MS,
-                recursive=False,
-                stop_event=self._stop,
-            ):
-                self._queue.put({Path(name) for _change, name in events})
-        except Exception as exc:  # e.g. no file events here (inotify's limit): said by wait()
-            self._queue.put(UsageError(f"cannot watch {folder} for saves: {exc}"))
+    def _lines(self, block: bool) -> list[bytes]:
+        """The whole lines the watcher has written: at least one if ``block``."""
+        fd = self._proc.stdout.fileno()
+        while True:
+            if b"\n" in self._pending:
+                *lines, self._pending = self._pending.split(b"\n")
+                return lines
+            if not block and not select.select([fd], [], [], 0)[0]:
+                return []
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise UsageError(f"cannot watch {self._folder} for saves: the watcher stopped")
+            self._pending += chunk
 
     def wait(self) -> set[Path]:
         """The files saved since the last call (blocks until one is)."""
         saved: set[Path] = set()
-        while True:
-            item = self._queue.get()
-            if isinstance(item, Exception):
-                raise item
-            saved |= item
-            if self._queue.empty():
-                return saved
+        block = True
+        while lines := self._lines(block):
+            for line in lines:
+                message = json.loads(line)
+                if isinstance(message, str):  # e.g. no file events here (inotify's limit)
+                    raise UsageError(f"cannot watch {self._folder} for saves: {message}")
+                saved |= {Path(name) for name in message}
+            block = False
+        return saved
 
     def close(self) -> None:
-        self._stop.set()
+        self._proc.kill()
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            stream.close()
+
+
+def report_saves(config: dict) -> None:
+    """The watcher process: one JSON line per save (the paths of the files that count), or one
+    saying why it cannot watch; it ends when its standard input does (grade has gone)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is grade's, which then ends this
+    counts = Counts(config["name"], config["suffix"])
+
+    def tell(message: list[str] | str) -> None:
+        sys.stdout.write(json.dumps(message) + "\n")
+        sys.stdout.flush()
+
+    try:
+        import watchfiles
+
+        for events in watchfiles.watch(
+            config["folder"],
+            watch_filter=lambda _change, name: counts(Path(name)),
+            step=QUIET_MS,
+            recursive=False,
+            rust_timeout=POLL_MS,
+            yield_on_timeout=True,
+        ):
+            if select.select([sys.stdin], [], [], 0)[0]:  # end of file
+                return
+            if events:
+                tell(sorted({name for _change, name in events}))
+    except Exception as exc:
+        tell(f"{type(exc).__name__}: {exc}")
 
 
 def _say(text: str, args: argparse.Namespace) -> None:
@@ -150,7 +206,7 @@ def _say(text: str, args: argparse.Namespace) -> None:
 def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: Show) -> int:
     """Grade ``submission``, then again after every save that changes what is graded, until
     Ctrl-C (exit status 0)."""
-    ids = [e.id for e in select(args.exercises)]
+    ids = [e.id for e in select_exercises(args.exercises)]
     folder, counts, shown = watched(args.path)
     waiting = f"Watching {shown} - graded again when you save (Ctrl-C to stop)"
     clear = sys.stdout.isatty()

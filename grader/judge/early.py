@@ -4,14 +4,18 @@ A cold ``grade`` spends its first second importing torch, in the judge and (at t
 in the fork server. Asking the fork server for the submission's workers from a thread, before
 the judge's own import begins, lets their start and the import of the student's files happen
 during that second instead of after it. Nothing here imports torch: the thread only talks to
-the fork server (or spawns interpreters), and hands the workers to ``grader.judge.engine.grade``.
+the fork server (or spawns interpreters), and hands the workers to ``grader.judge.engine.grade``,
+which may then fork judge processes: only once the thread has ended (``take`` waits until the
+kernel no longer lists it, which on Python before 3.13 is a moment after ``join`` returns).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,16 +54,25 @@ class EarlyWorkers:
             self._failure = exc
 
     def take(self) -> tuple[dict[str, WorkerHandle], Path]:
-        """The started workers and their scratch folder (waits for the thread)."""
-        self._thread.join()
+        """The started workers and their scratch folder (waits for the thread to end)."""
+        self._join()
         if self._failure is not None:
             self.discard()
             raise self._failure
         return self.handles, self.scratch
 
+    def _join(self) -> None:
+        """Wait for the thread, and for its OS thread to be gone: before 3.13, ``join`` returns
+        as the thread finishes its Python code, a moment before the kernel lets it go."""
+        self._thread.join()
+        task = f"/proc/self/task/{self._thread.native_id}"
+        until = time.monotonic() + 1.0
+        while os.path.exists(task) and time.monotonic() < until:
+            time.sleep(0.0002)
+
     def discard(self) -> None:
         """Close every worker and remove the scratch (when grading never happens)."""
-        self._thread.join()
+        self._join()
         for handle in self.handles.values():
             handle.close()
         shutil.rmtree(self.scratch, ignore_errors=True)

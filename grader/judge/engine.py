@@ -200,9 +200,9 @@ def _grade_all(
     set_aside: Mapping[str, str],
 ) -> list[ExerciseResult]:
     """Each exercise's result, in course order: in forked judge processes when more than one
-    exercise has a worker and every worker can be watched from any process (fork-server
-    workers), else one after the other. A file ``set_aside`` (a symbolic link, not text) is an
-    error that says why."""
+    exercise has a worker, every worker can be watched from any process (fork-server workers)
+    and this process runs no other thread (``parallel.alone``), else one after the other. A file
+    ``set_aside`` (a symbolic link, not text) is an error that says why."""
 
     def job(ex: Exercise) -> Callable[[], ExerciseResult]:
         def run() -> ExerciseResult:
@@ -226,8 +226,8 @@ def _grade_all(
     done: dict[str, ExerciseResult] = {}
     if (
         len(groups) > 1
-        and parallel.supported()
         and all(workers[ex_id].process is None for ex_id in forkable)
+        and parallel.alone()  # never a fork beside another thread (pytest's, a library's)
     ):
         names = {f"group{i}": group for i, group in enumerate(groups)}
         done = parallel.run_forked(

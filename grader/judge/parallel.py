@@ -8,6 +8,12 @@ run. Each child grades exactly what the sequential judge would (same checks, sam
 examples) and sends its ``ExerciseResult`` back as JSON over a pipe; the parent never runs
 student code either. A child that fails (a bug of ours) or overruns its budget becomes an
 ``error`` or ``timeout`` result for its exercise only.
+
+Only a process that runs no other thread forks (``alone``): a thread holding a lock at the fork
+(torch's OpenMP pool, a library's pool, a thread of a test runner or of a host such as pytest)
+would leave that lock held forever in the child, and Python 3.12+ warns of it. ``grade``'s judge
+is such a process (``grader.judge.ready``); elsewhere the exercises are graded one after the
+other, to the same result.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
@@ -33,6 +40,22 @@ GRACE_S = 30.0  # beyond an exercise's own budgets, before the parent gives up o
 
 def supported() -> bool:
     return hasattr(os, "fork") and hasattr(os, "pipe")
+
+
+def threads_here() -> int:
+    """The threads this process runs, as the kernel counts them (``/proc/self/task``: every
+    thread, torch's OpenMP pool and other libraries' included), or where there is no such
+    list, as Python counts them."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def alone() -> bool:
+    """Whether judge processes may be forked from this process now: it can fork, and it runs
+    no other thread."""
+    return supported() and threads_here() == 1
 
 
 def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
@@ -55,11 +78,9 @@ def _run_child(write_fd: int, job: Callable[[], list[ExerciseResult]]) -> None:
 
 
 def single_threaded() -> None:
-    """Keep torch in a forked child off its thread pool. A pool the parent had started (any
-    multi-threaded torch op before the fork, as in a test session or a notebook) has no threads
-    in the child, and the child's first parallel op would wait for them forever; with one
-    thread torch never enters it. The judge's tensors are small: one thread is what ``grade``
-    uses anyway."""
+    """One torch thread in a forked judge, as in ``grade``'s (``grader.judge.ready``): the
+    judge's tensors are small and the cores are its workers'. Its parent had no thread pool to
+    hand down (``alone``): with one thread torch never starts one here either."""
     import torch
 
     torch.set_num_threads(1)
@@ -125,11 +146,14 @@ def run_forked(
 ) -> dict[str, ExerciseResult]:
     """Run each job (a group's name -> a function grading its exercises) in a forked child.
 
-    ``keep_fds`` names, per group, the descriptors its child needs (its workers' pipes); a
+    This process must run no other thread (``alone()``). ``keep_fds`` names, per group, the
+    descriptors its child needs (its workers' pipes); a
     child closes those of the other groups. ``members`` lists each group's exercise ids;
     ``failed(exercise_id, status, reason)`` makes the result of an exercise whose child died
     or overran ``deadline_s``.
     """
+    if (threads := threads_here()) > 1:  # the caller asks ``alone()`` first
+        raise RuntimeError(f"judge processes are not forked from a process of {threads} threads")
     all_fds = {fd for fds in keep_fds.values() for fd in fds}
     readers: dict[int, str] = {}
     pids: dict[str, int] = {}
