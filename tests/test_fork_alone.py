@@ -183,3 +183,19 @@ def test_the_notebook_judge_forks_its_judges_alone():
         assert len(os.listdir(f"/proc/{judge._proc.pid}/task")) == 1
     finally:
         judge.close()
+
+
+def test_a_grade_of_one_exercise_runs_its_judge_forked_under_a_deadline(tmp_path):
+    """``grade -e ID`` grades in a forked judge process too: ``parallel.run_forked`` is the
+    watchdog of a grade (the child is killed past its deadline, the exercise a ``timeout``)."""
+    log = tmp_path / "forks"
+    run = subprocess.run(
+        [*hooked(log), str(SOLUTION), "-e", "3.1", "--max-examples", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    if TWO_CORES:
+        assert forks(log) == [1], "the one exercise was graded without a forked judge"

@@ -224,8 +224,11 @@ def _grade_all(
     forkable = [ex.id for ex in exercises if ex.id in workers]
     groups = parallel.balanced_groups({ex_id: chosen[ex_id].cost for ex_id in forkable}, processes)
     done: dict[str, ExerciseResult] = {}
+    # Forked judges are also the watchdog of a grade: run_forked kills one past its deadline.
+    # A single exercise is forked too, unless the caller's own processes fill the cores (a
+    # batch's judges, watched by the batch).
     if (
-        len(groups) > 1
+        (len(groups) > 1 or (groups and processes > 1))
         and all(workers[ex_id].process is None for ex_id in forkable)
         and parallel.alone()  # never a fork beside another thread (pytest's, a library's)
     ):
