@@ -46,6 +46,12 @@ def _import_failure(info: dict) -> str:
     return "importing your file failed: " + explain_student_error(info)
 
 
+def _sentence(text: str) -> str:
+    """``text`` with a capital first letter and the rest as it was (``str.capitalize`` lowers
+    the rest: "3072 MB" became "3072 mb", an exception's own words changed case)."""
+    return text[:1].upper() + text[1:]
+
+
 def _not_started(exercise: Exercise, checks: list, scale: float, reason: str) -> ExerciseResult:
     """The exercise of a worker that failed before it imported the student's file: the
     grader's failure (``grader.result.schema.grader_failed``), said in every check."""
@@ -106,7 +112,7 @@ def grade_exercise(
             results.append(run_check(check, worker, exercise.id, seed, max_examples))
         except WorkerLost as lost:
             status = lost.status
-            lost_at = CheckResult(check.name, 0.0, check.points, False, lost.reason.capitalize())
+            lost_at = CheckResult(check.name, 0.0, check.points, False, _sentence(lost.reason))
             results.append(lost_at)
             results += unrun_checks(checks[i + 1 :], f"not run: {lost.reason}")
             break

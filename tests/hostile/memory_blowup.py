@@ -3,6 +3,7 @@
 # exercise: 3.1
 # expect-status: error
 # expect-message: ran out of memory
+# expect-message: Student code ran out of memory: it needed more than the 1024 MB
 
 import resource
 
