@@ -7,6 +7,8 @@ import io
 import shutil
 import stat
 import struct
+import subprocess
+import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -28,7 +30,7 @@ from grader.batch.entries import (
     shard_from_env,
 )
 from grader.batch.extract import UnsafeZip, extract_zip, submission_root
-from grader.batch.intake import encoding_problems, open_entry
+from grader.batch.intake import open_entry
 from grader.batch.progress import Progress
 from grader.intake.load import load_submission
 from grader.intake.submission import SubmissionError
@@ -197,7 +199,7 @@ def test_non_utf8_source_is_named(tmp_path):
     (folder / "ex3_1_weight_transfer.py").write_bytes(
         b"# caf\xe9 au lait\n" + SOLUTION_FILE.read_bytes()
     )
-    problems = encoding_problems(load_submission(tmp_path / "sub"))
+    problems = load_submission(tmp_path / "sub").problems
     assert problems == {
         "3.1": "exercises/ex3_1_weight_transfer.py is not UTF-8 text (byte 0xe9 on line 1); "
         "save it as UTF-8"
@@ -210,15 +212,42 @@ def test_declared_latin1_source_is_fine(tmp_path):
     (folder / "ex3_1_weight_transfer.py").write_bytes(
         b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + SOLUTION_FILE.read_bytes()
     )
-    assert encoding_problems(load_submission(tmp_path / "sub")) == {}
+    assert load_submission(tmp_path / "sub").problems == {}
 
 
 def test_unknown_declared_encoding_is_named(tmp_path):
     folder = tmp_path / "sub" / "exercises"
     folder.mkdir(parents=True)
     (folder / "ex4_1_parameter_counts.py").write_bytes(b"# coding: klingon\nx = 1\n")
-    problems = encoding_problems(load_submission(tmp_path / "sub"))
+    problems = load_submission(tmp_path / "sub").problems
     assert problems == {"4.1": "exercises/ex4_1_parameter_counts.py: unknown encoding: klingon"}
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"x = 1\n\x00\n", "is not text (it holds a NUL byte, on line 2)"),
+        ("x = 1\n".encode("utf-16"), "is saved as UTF-16 text; save it as UTF-8"),
+        (b"x = 1\n" + b"#" * (8 * 2**20), "is 8.0 MB; exercise files may be at most 4 MiB"),
+    ],
+    ids=["nul", "utf16", "8mb"],
+)
+def test_a_file_that_must_not_run_is_said_in_the_students_words(tmp_path, data, said):
+    """In every front end (load_submission refuses it): these read 'does not parse: ... null
+    bytes (in , line 0: )' and 'your code raised FileNotFoundError' before."""
+    folder = tmp_path / "sub" / "exercises"
+    folder.mkdir(parents=True)
+    (folder / "ex4_1_parameter_counts.py").write_bytes(data)
+    sub = load_submission(tmp_path / "sub")
+    assert sub.problems == {"4.1": f"exercises/ex4_1_parameter_counts.py {said}"}
+    assert "4.1" not in sub.files
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.commands.cli", str(tmp_path / "sub"), "-e", "4.1"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1 and said in proc.stdout, proc.stdout + proc.stderr
 
 
 # --- entries, hashes and shards ----------------------------------------------------------------
@@ -231,13 +260,17 @@ def test_discover_names_and_skips(tmp_path):
     (tmp_path / "dave").mkdir()
     (tmp_path / "dave.zip").write_bytes(b"")  # same stem as the folder: full names
     (tmp_path / ".DS_Store").write_bytes(b"")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (tmp_path / "..." / "exercises").mkdir(parents=True)  # a student's oddly named folder
+    (tmp_path / ".eve.ipynb").write_text("{}")
     (tmp_path / "grading.toml").write_text("")
     (tmp_path / "out").mkdir()
     (tmp_path / "notes.txt").write_text("")
     entries = discover(tmp_path, skip=(tmp_path / "out",))
     assert [(e.name, e.kind) for e in entries] == [
-        ("alice", "folder"), ("bob", "zip"), ("carol", "notebook"), ("dave", "folder"),
-        ("dave.zip", "zip"), ("notes.txt", "other"),
+        ("...", "folder"), (".eve", "notebook"), ("alice", "folder"), ("bob", "zip"),
+        ("carol", "notebook"), ("dave", "folder"), ("dave.zip", "zip"), ("notes.txt", "other"),
     ]  # fmt: skip
 
 

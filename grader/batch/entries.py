@@ -2,8 +2,10 @@
 
 Every entry of DIR is one submission: a folder (holding ``exercises/``, or the files loose), a
 ``.zip`` of one, or a notebook (``.ipynb``). Any other file becomes a row with status error, so
-that nothing handed in is silently skipped. Hidden entries (``.git``, ``.DS_Store``), the
-batch's own ``grading.toml`` and the output folder are not submissions.
+that nothing handed in is silently skipped. A hidden entry (a name starting with a dot) is a
+submission when it looks like one (a ``.zip``, a ``.ipynb``, or a folder holding ``exercises/``
+or ``.py`` files: a student's folder named ``...`` gets its row); other hidden entries
+(``.git``, ``.DS_Store``), the batch's own ``grading.toml`` and the output folder are not.
 
 A submission's name is its entry's name without ``.zip``/``.ipynb`` (``alice.zip`` -> ``alice``),
 or the whole file name when two entries would otherwise share a name.
@@ -50,12 +52,25 @@ def kind_of(path: Path) -> Kind:
     return "other"
 
 
+def _looks_handed_in(path: Path) -> bool:
+    """Whether a hidden entry is a submission all the same (not ``.git`` or ``.DS_Store``)."""
+    kind = kind_of(path)
+    if kind in ("zip", "notebook"):
+        return True
+    if kind != "folder" or path.name in SKIPPED_DIRS:
+        return False
+    try:
+        return (path / "exercises").is_dir() or any(p.suffix == ".py" for p in path.iterdir())
+    except OSError:
+        return False
+
+
 def discover(folder: Path, skip: tuple[Path, ...] = ()) -> list[Entry]:
     """The entries of ``folder`` that are submissions, sorted by name."""
     skipped = {p.resolve() for p in skip}
     paths = []
     for path in folder.iterdir():
-        if path.name.startswith(".") or path.resolve() in skipped:
+        if path.resolve() in skipped or (path.name.startswith(".") and not _looks_handed_in(path)):
             continue
         if path.name == "grading.toml" and path.is_file():
             continue

@@ -40,7 +40,7 @@ from pathlib import Path
 from grader.batch import boot
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
-from grader.batch.intake import encoding_problems, open_entry
+from grader.batch.intake import open_entry
 from grader.intake.submission import Submission, SubmissionError
 from grader.judge import resilience
 
@@ -143,7 +143,6 @@ def _grade_entry(job: Job) -> Outcome:
         resilience.log_trace("reading the submission")
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     try:
-        submission.refuse(encoding_problems(submission))
         result = _grade(submission, job)
     except Exception as exc:
         resilience.log_trace("grading the submission")

@@ -39,6 +39,14 @@ def in_their_clone(path: Path) -> str:
     return Path(path).name if Path(path).suffix == ".ipynb" else "."
 
 
+def _refused(submission: Submission) -> Submission:
+    """``submission`` with the files that must not run set aside (``grader.intake.files``)."""
+    from grader.intake.files import file_problems
+
+    submission.refuse(file_problems(submission))
+    return submission
+
+
 def load_submission(
     path: Path, name: str | None = None, shown_as: str | None = None, scratch_in: Path | None = None
 ) -> Submission:
@@ -70,11 +78,11 @@ def load_submission(
     shown_as = shown_as or shown_path(path)
     if (path / "exercises").is_dir():
         files, links = _files_in((path / "exercises").resolve(), "exercises/")
-        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
+        return _refused(Submission(name, path.resolve(), files, problems=links, shown_as=shown_as))
     files, links = _files_in(path.resolve(), "")
     if files or links:
         # The six files handed in without their folder (as Gradescope uploads them).
-        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
+        return _refused(Submission(name, path.resolve(), files, problems=links, shown_as=shown_as))
     raise SubmissionError(
         f"{path}: no exercises/ folder and none of the exercise files "
         "(ex3_1_weight_transfer.py, ...)"

@@ -1,0 +1,68 @@
+"""Exercise files that must not run, refused at intake by every front end, each with one line
+in the student's words: a file that is not text (a NUL byte, UTF-16), not text in its declared
+encoding (UTF-8 unless a PEP 263 ``coding:`` line says otherwise), or larger than a worker
+takes in.
+
+Such a file is not run: whether Python accepts a stray byte (in a comment, say) or a NUL
+depends on its version, and a grade must not; a file over the size a worker copies into its
+sandbox would reach it as a missing file.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+
+from grader.intake.submission import Submission
+from grader.shared.registry import BY_ID
+
+# What a worker copies of a submission's folder (grader/worker/sandbox/isolate.py, whose
+# MAX_COPY_BYTES it must equal: the two sides share no module but the protocol).
+MAX_FILE_BYTES = 4 * 2**20
+
+
+def file_problem(name: str, data: bytes, size: int | None = None) -> str | None:
+    """Why the exercise file ``name`` holding ``data`` (its first bytes, of ``size`` in all) is
+    not run, or None."""
+    size = len(data) if size is None else size
+    if size > MAX_FILE_BYTES:
+        return (
+            f"{name} is {size / 2**20:.1f} MB; exercise files may be at most "
+            f"{MAX_FILE_BYTES // 2**20} MiB"
+        )
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return f"{name} is saved as UTF-16 text; save it as UTF-8"
+    if b"\x00" in data:
+        line = data[: data.index(b"\x00")].count(b"\n") + 1
+        return f"{name} is not text (it holds a NUL byte, on line {line})"
+    try:
+        encoding, bad_cookie = tokenize.detect_encoding(io.BytesIO(data).readline)[0], None
+    except SyntaxError as exc:  # undecodable first lines, or a bad coding: line
+        encoding, bad_cookie = "utf-8", exc.msg
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return (
+            f"{name} is not {exc.encoding.upper()} text "
+            f"(byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
+        )
+    return f"{name}: {bad_cookie}" if bad_cookie else None
+
+
+def file_problems(submission: Submission) -> dict[str, str]:
+    """Exercise id -> one line, for each of ``submission``'s files that is not run."""
+    problems = {}
+    for ex_id, path in sorted(submission.files.items()):
+        name = f"exercises/{BY_ID[ex_id].filename}"
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)
+                size = len(data) if len(data) <= MAX_FILE_BYTES else path.stat().st_size
+        except OSError as exc:
+            problems[ex_id] = f"{name} cannot be read ({exc.strerror})"
+            continue
+        problem = file_problem(name, data, size)
+        if problem:
+            problems[ex_id] = problem
+    return problems
