@@ -6,6 +6,8 @@ The class here is written straight into a ledger (no grading), so these tests ar
 
 from __future__ import annotations
 
+import html
+import json
 import re
 import shutil
 import sqlite3
@@ -130,10 +132,12 @@ class TableRows(HTMLParser):
     def __init__(self):
         super().__init__()
         self.rows: list[list[str]] = []
-        self.in_body = False
+        self.in_table = self.in_body = False
 
     def handle_starttag(self, tag, attrs):
-        if tag == "tbody":
+        if tag == "table":
+            self.in_table = dict(attrs).get("id") == "submissions"
+        elif tag == "tbody" and self.in_table:
             self.in_body = True
         elif tag == "tr" and self.in_body:
             self.rows.append([])
@@ -146,10 +150,12 @@ class TableRows(HTMLParser):
 
 
 def clicked(out: Path, header: int, times: int) -> Path:
-    """A copy of the dashboard that clicks a column header ``times`` times once loaded."""
+    """A copy of the dashboard that presses a column header's sort button ``times`` times once
+    loaded (a button: a keyboard reaches it with Tab and presses it with Enter or Space)."""
     page = out / f"clicked-{header}-{times}.html"
     script = (f"<script>var th = document.querySelectorAll('#submissions th')[{header}];"
-              f"for (var i = 0; i < {times}; i++) th.click();</script></body>")  # fmt: skip
+              f"for (var i = 0; i < {times}; i++) th.querySelector('button').click();"
+              "</script></body>")  # fmt: skip
     page.write_text((out / "index.html").read_text().replace("</body>", script))
     return page
 
@@ -184,3 +190,56 @@ def test_table_sorts_in_the_browser(out, tmp_path, header, times, key, descendin
     assert values == sorted(values, reverse=descending)
     assert values != [key(row) for row in sorted(parser.rows)] or header == 0  # it moved
     assert "Uncaught" not in proc.stderr
+
+
+# --- long check names (issue 34) --------------------------------------------------------------
+
+LONG = ("GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M with drop_rate replaced by drop_rate_emb, "
+        "drop_rate_shortcut and drop_rate_attn, nothing else changed")  # fmt: skip
+
+
+@pytest.fixture
+def long_names(tmp_path) -> Path:
+    """A class of two whose checks have a short and a very long name."""
+    ledger = Ledger(tmp_path / "long")
+    ledger.set_meta({"exercises": '["4.3"]', "grader_version": "0.1.0", "seed": "7",
+                     "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    for name, ok in (("alice", True), ("bob", False)):
+        checks = [CheckResult(LONG, 5.0 * ok, 5.0, ok, "passed" if ok else "wrong"),
+                  CheckResult("same keys", 5.0, 5.0, True, "passed")]  # fmt: skip
+        exercise = ExerciseResult("4.3", "Exercise 4.3", 5.0 + 5.0 * ok, 10.0,
+                                  "passed" if ok else "failed", checks)  # fmt: skip
+        result = GradeResult(name, exercise.score, 10.0, "0.1.0", "2.x", 7, 0.5, [exercise])
+        ledger.record({"name": name, "source": name, "kind": "folder", "content_hash": "h",
+                       "settings_hash": "x", "status": exercise.status, "reason": "",
+                       "graded": 1}, result.to_dict())  # fmt: skip
+    write_dashboard(ledger.db, ledger.out / "index.html", "Long names")
+    ledger.close()
+    return ledger.out
+
+
+LABELS = """<script>
+var labels = Array.prototype.map.call(document.querySelectorAll("#check-rates th.label"),
+  function (th) {
+    var style = getComputedStyle(th);
+    return [th.textContent, th.title, style.textOverflow, style.overflow, style.whiteSpace,
+            th.scrollWidth > th.clientWidth];
+  });
+document.body.setAttribute("data-labels", JSON.stringify(labels));
+</script></body>"""
+
+
+@needs_browser
+def test_a_long_check_label_ends_in_an_ellipsis_and_shows_whole_on_hover(long_names, tmp_path):
+    """The failure-rate chart's labels were SVG text clipped mid-letter: now a long one is cut
+    with an ellipsis, and its title (a tooltip on hover) and its text hold the whole name."""
+    page = long_names / "labels.html"
+    page.write_text((long_names / "index.html").read_text().replace("</body>", LABELS))
+    proc = chromium(tmp_path, "--window-size=1280,900", "--dump-dom", page.as_uri())
+    attribute = re.search(r'<body[^>]*data-labels="([^"]*)"', proc.stdout).group(1)
+    labels = json.loads(html.unescape(attribute))
+    assert [label[0] for label in labels] == [f"4.3 · {LONG}", "4.3 · same keys"]
+    for text, title, overflow, clip, white_space, _cut in labels:
+        assert title.startswith(text)
+        assert (overflow, clip, white_space) == ("ellipsis", "hidden", "nowrap")
+    assert [label[5] for label in labels] == [True, False]  # only the long one is cut

@@ -4,6 +4,7 @@ which also takes a screenshot for a person to look at."""
 
 from __future__ import annotations
 
+import copy
 import re
 import shutil
 import subprocess
@@ -12,6 +13,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from pagecheck import AS_PRINTED, BROKEN_WORDS, run_in_page
 from report_cases import HOSTILE, HUGE, all_results, edge_result, real_results
 
 from grader.result.common import parse_message
@@ -174,3 +176,56 @@ def test_loads_in_headless_chromium(tmp_path, name):
     assert shot.is_file() and shot.stat().st_size > 20_000, proc.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot for a person to look at: {shot}")
+
+
+# --- snippets, folds and landmarks (issue 34) ---------------------------------------------------
+
+
+# How the report's snippets are laid out: how many, their words broken over lines, focusable.
+SNIPPET_LAYOUT = """
+      var pres = document.querySelectorAll(".repro pre");
+      pagecheckReport({snippets: pres.length, broken: brokenWords(".repro pre"),
+                       focusable: Array.prototype.every.call(pres, function (p) {
+                         return p.tabIndex === 0; })});
+"""
+
+
+@needs_browser
+@pytest.mark.parametrize("medium", ["screen", "print"])
+def test_a_snippet_is_never_broken_inside_a_word(tmp_path, medium):
+    """In a narrow window a reproduce snippet's lines scroll (its box takes the keyboard's
+    focus): no line is broken. On paper they wrap, between words or after a path's ``/`` or
+    ``-`` at most, never inside a name (``item|s()``, ``W_v|alue`` in a notebook before)."""
+    script = BROKEN_WORDS + (AS_PRINTED if medium == "print" else "") + SNIPPET_LAYOUT
+    result = copy.deepcopy(all_results()["failing"])
+    check = next(c for ex in result.exercises for c in ex.checks if c.reproduce)
+    check.reproduce += "print(sa_v1.W_value.weight.detach().clone().sum(dim=0).tolist())\n"
+    found, proc = run_in_page(render_html(result), script, tmp_path, "--window-size=420,1400")
+    assert found["snippets"] == 1 and found["focusable"], found
+    if medium == "screen":
+        assert found["broken"] == [], found
+    else:
+        inside = [w for w in found["broken"] if re.search(r"[^-/]\|", w)]
+        assert inside == [], found
+
+
+def test_every_part_of_the_page_is_in_a_landmark():
+    """A banner (the score and what was graded), a main (the overview and the exercises) and
+    a content-info footer, directly under <body>: nothing outside them but the script."""
+    html = render_html(edge_result(), WHEN)
+    body = html[html.index("<body>") + len("<body>") : html.index("</body>")]
+    outside = re.sub(r"<(header|main|footer|script)\b.*?</\1>", "", body, count=0, flags=re.S)
+    assert outside.strip() == ""
+    assert [m.group(1) for m in re.finditer(r"^<(header|main|footer)\b", body, re.M)] == [
+        "header", "main", "footer"]  # fmt: skip
+    assert html.count("<main>") == 1 and '<nav aria-label="Exercises">' in html
+
+
+def test_summaries_start_with_a_word():
+    """What a fold says when it is closed starts with a word or a number: no stray mark."""
+    result = all_results()["passing"]
+    summaries = re.findall(r"<summary>(.*?)</summary>", render_html(result), re.S)
+    assert summaries
+    for summary in summaries:
+        text = re.sub(r"<[^>]+>", "", summary).strip()
+        assert re.match(r"\w", text) and not re.search(r"(^|\s)[-–—](\s|$)", text), text

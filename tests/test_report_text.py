@@ -204,3 +204,23 @@ def test_the_same_error_in_every_check_still_shows_its_input_hint_and_snippet(tm
     assert "Hint: nn.Linear(d_in, d_out) stores its weight" in text
     assert "transfer_weights(sa_v2, sa_v1)" in text  # the snippet
     assert text.count("fails the same way") == 2
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_a_long_not_done_message_wraps_to_the_width_and_is_never_cut(width):
+    """4.2's and 4.3's stub messages are longer than a terminal line: they wrap, every word of
+    them shown (they were cut at the width with an ellipsis)."""
+    stub = ("not done yet: fill GPT_CONFIG_SPLIT_DROPOUT and complete TransformerBlock and "
+            "GPTModel in exercises/ex4_3_split_dropout.py.")  # fmt: skip
+    checks = [CheckResult(f"check {i}", 0.0, 2.0, False, stub) for i in range(3)]
+    for verbose in (False, True):
+        lines = report_text.render(_one_exercise(checks), verbose=verbose, width=width).splitlines()
+        start = next(i for i, line in enumerate(lines) if "not done yet" in line)
+        said = []
+        for line in lines[start:]:
+            if not line.startswith("  ") or line.startswith("  " * 2):
+                break
+            said.append(line)
+        assert len(said) > 1 and all(len(line) <= width for line in said), said
+        assert " ".join(line.strip() for line in said) == stub
+        assert "…" not in "\n".join(lines) and "..." not in "\n".join(lines)

@@ -78,10 +78,10 @@ def test_the_stubs_text_report_says_not_done_yet_once_per_exercise(stubs, verbos
     lines = report_text.render(stubs, verbose=verbose).splitlines()
     said = [i for i, line in enumerate(lines) if NOT_DONE in line]
     assert len(said) == len(EXERCISES)
-    for i, ex in zip(said, EXERCISES, strict=True):  # one line, right under the exercise's rule
+    for i, ex in zip(said, EXERCISES, strict=True):  # said once, right under the exercise's rule
         assert lines[i - 1].startswith(f"── {ex.id} ") and lines[i].startswith(f"  {NOT_DONE}: ")
         assert len(lines[i]) <= report_text.MAX_WIDTH
-    assert len(lines) <= 25  # was 95 lines, and 839 with -v
+    assert len(lines) <= 30  # was 95 lines, and 839 with -v (a long message wraps: issue 34)
     assert not any(line.startswith("More:") for line in lines)  # -v would show nothing more
 
 

@@ -2,11 +2,12 @@
 ``templates/dashboard.html.j2``.
 
 It shows the class summary, a histogram of total scores and each check's failure rate (both
-inline SVG), each check's failures grouped by kind, the pairs of alike answers side by side
-(``grader.batch.insight_view``), and a table of submissions, sortable by any column, linking
-to each report. The
-page is self-contained: no script, style sheet or font is fetched from anywhere.
-Failure rates count the submissions that were graded (not those that could not be read).
+drawn in HTML and CSS: text a screen reader reads, a long check name cut with an ellipsis and
+whole on hover), each check's failures grouped by kind, the pairs of alike answers side by side
+(``grader.batch.insight_view``), and a table of submissions, sortable by any column (by mouse
+or keyboard), linking to each report. The page is self-contained: no script, style sheet or
+font is fetched from anywhere. Failure rates count the submissions that were graded (not those
+that could not be read).
 """
 
 from __future__ import annotations
@@ -28,18 +29,13 @@ from grader.shared.registry import BY_ID
 from grader.shared.version import __version__
 
 BINS = 10
-HIST_W, HIST_H, HIST_PAD, HIST_TOP = 520, 200, 30, 18
-RATE_W, RATE_ROW, RATE_LABEL = 260, 22, 400
 
 
 @dataclass
 class Bar:
-    x: float
-    y: float
-    width: float
-    height: float
     count: int
     label: str
+    height: float  # percent of the tallest bar
 
 
 @dataclass
@@ -48,8 +44,11 @@ class CheckRate:
     name: str
     failed: int
     total: int
-    y: float
-    width: float
+
+    @property
+    def width(self) -> float:
+        """The failure rate in percent, for the bar."""
+        return 100 * self.failed / self.total if self.total else 0.0
 
     @property
     def percent(self) -> str:
@@ -62,13 +61,10 @@ def histogram(fractions: list[float]) -> list[Bar]:
     for f in fractions:
         counts[min(BINS - 1, max(0, int(f * BINS)))] += 1
     tallest = max(counts) or 1
-    width = HIST_W / BINS
-    bars = []
-    for i, count in enumerate(counts):
-        height = (HIST_H - HIST_PAD - HIST_TOP) * count / tallest
-        label = f"{100 * i // BINS}-{100 * (i + 1) // BINS}%"
-        bars.append(Bar(i * width + 2, HIST_H - HIST_PAD - height, width - 4, height, count, label))
-    return bars
+    return [
+        Bar(count, f"{100 * i // BINS}-{100 * (i + 1) // BINS}%", 100 * count / tallest)
+        for i, count in enumerate(counts)
+    ]
 
 
 def seed_text(seed: str) -> str:
@@ -87,10 +83,7 @@ def check_rates(db: sqlite3.Connection) -> list[CheckRate]:
         """
     ).fetchall()
     rows.sort(key=lambda r: (r[0], r[2]))
-    return [
-        CheckRate(ex, name, failed, total, i * RATE_ROW, RATE_W * failed / total if total else 0)
-        for i, (ex, name, _, failed, total) in enumerate(rows)
-    ]
+    return [CheckRate(ex, name, failed, total) for ex, name, _, failed, total in rows]
 
 
 def tampered_exercises(db: sqlite3.Connection) -> dict[str, set[str]]:
@@ -175,19 +168,8 @@ def context(db: sqlite3.Connection, title: str) -> dict:
             "mean": f"{100 * statistics.fmean(fractions):.0f}%" if fractions else "-",
             "median": f"{100 * statistics.median(fractions):.0f}%" if fractions else "-",
         },
-        "hist": {
-            "bars": histogram(fractions),
-            "width": HIST_W,
-            "height": HIST_H,
-            "axis_y": HIST_H - HIST_PAD,
-        },  # fmt: skip
-        "rates": {
-            "rows": rates,
-            "bar_width": RATE_W,
-            "label_width": RATE_LABEL,
-            "row": RATE_ROW,
-            "height": max(1, len(rates)) * RATE_ROW,
-        },  # fmt: skip
+        "hist": {"bars": histogram(fractions)},
+        "rates": {"rows": rates},
         "failures": failures_view(db, rates),  # each check's failures, grouped by kind
         "similar": similarity_view(db),  # pairs of alike answers, side by side
     }

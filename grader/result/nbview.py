@@ -98,12 +98,11 @@ class CheckReport:
 
     def _repr_html_(self) -> str:
         from grader.result import report_html
-        from grader.result.report_text import ICONS
 
         page = report_html.context(self._shown)
         template = _environment().get_template(TEMPLATE)
         single = len(page["exercises"]) == 1
-        return template.render(**page, icons=ICONS, notes=self._notes_for(), single=single)
+        return template.render(**page, notes=self._notes_for(), single=single)
 
     def __repr__(self) -> str:
         from grader.result import report_text

@@ -3,9 +3,10 @@ summary line.
 
 Kept to about a screenful for a typical failing submission: each exercise's first failure in
 full (message, expected/got, counterexample, hint), its other failures in a few lines, what is
-not done yet in one line, and the snippet that reproduces the first failure; ``verbose`` adds
-every failure's details and snippets. The footer names the command that shows what was left
-out. Colour only on a terminal, never when ``NO_COLOR`` is set.
+not done yet once, and the snippet that reproduces the first failure; ``verbose`` adds every
+failure's details and snippets. Messages are wrapped to the width, never cut at it (what is
+not done yet says what to write in which file). The footer names the command that shows what
+was left out. Colour only on a terminal, never when ``NO_COLOR`` is set.
 """
 
 from __future__ import annotations
@@ -97,13 +98,6 @@ class _Style:
         """Note that some detail of ``exercise_id`` was left out (``-e ID -v`` shows it)."""
         if exercise_id not in self.hidden:
             self.hidden.append(exercise_id)
-
-    def one_line(self, text: str, indent: int) -> str:
-        """The first line of ``text`` under ``indent`` spaces, cut to the width."""
-        line = " " * indent + text.partition("\n")[0]
-        if len(line) <= self.width:
-            return line
-        return line[: self.width - len(self.ellipsis)].rstrip() + self.ellipsis
 
     def paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.colour and text else text
@@ -253,10 +247,10 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
             continue
         seen.add(text)
         lines += _check_lines(ex.id, check, verbose or i == 0, verbose, st, pts_w)
-    if unfinished is not None:  # unwritten answers: one line, with or without -v
+    if unfinished is not None:  # unwritten answers: said once, with or without -v
         text, n = unfinished
         lead = f"{plural(n, 'more check')} " if shown else ""
-        lines.append(st.one_line(lead + visible(text), 2))
+        lines += st.wrap(lead + visible(text), 2)  # wrapped: it says what to write where
     if unrun:
         reason = unrun[0].message[len("not run:") :].strip()
         lines += st.wrap(f"{plural(len(unrun), 'more check')} not run: {reason}", 2)
