@@ -55,10 +55,25 @@ SPAWN_BOOT = BOOT.format(module="grader.worker.entry", function="spawned")
 FORK_SERVER_BOOT = BOOT.format(module="grader.worker.forkserver.template", function="main")
 
 
-def boot_arguments(boot: str, config: dict) -> list[str]:
+def boot_arguments(boot: str, config: dict, worker_side: bool = False) -> list[str]:
     """The command line of a fresh interpreter running ``boot`` with ``config`` and this
-    process's ``sys.path``."""
-    path = [p or os.getcwd() for p in sys.path if isinstance(p, str)]  # a kernel's may hold others
+    process's ``sys.path``; for the ``worker_side`` (a spawned worker, the fork server),
+    without the current folder (``python -m grader`` puts it there: a course folder, say)
+    unless the grader is imported from it (a checkout that is not installed). Workers read
+    nothing because it is on ``sys.path`` (``grader.worker.sandbox.roots``); this keeps even
+    its name out of their process."""
+    try:
+        cwd = os.getcwd()
+    except OSError:  # removed: nothing can be imported from it
+        cwd = ""
+    # A kernel's sys.path may hold other things than strings.
+    path = [p or cwd for p in sys.path if isinstance(p, str) and (p or cwd)]
+    grader_here = any(
+        os.path.isfile(os.path.join(cwd, package, "__init__.py"))
+        for package in ("grader", "reference")
+    )
+    if worker_side and cwd and not grader_here:
+        path = [p for p in path if os.path.abspath(p) != cwd]
     config = {"sys_path": path, **config}
     return [sys.executable, "-I", "-c", boot, json.dumps(config)]
 
@@ -116,9 +131,9 @@ def spawn_arguments(
         "rep_fd": rep_fd,
         "handles": handles,
     }
-    return boot_arguments(SPAWN_BOOT, spec)
+    return boot_arguments(SPAWN_BOOT, spec, worker_side=True)
 
 
 def fork_server_arguments(config: dict) -> list[str]:
     """The command line of the fork server; ``config`` is what its ``main`` reads."""
-    return boot_arguments(FORK_SERVER_BOOT, config)
+    return boot_arguments(FORK_SERVER_BOOT, config, worker_side=True)

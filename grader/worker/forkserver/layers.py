@@ -50,18 +50,16 @@ class LayerProbe:
     def probe(self) -> dict[str, dict]:
         """Find the layers this kernel allows by setting up a worker that does nothing."""
         wanted = set(isolate.LAYERS) - self.disable
-        if os.geteuid() != 0:
-            wanted.discard("nobody")
+        root = os.geteuid() == 0
         report = {
             name: {"on": False, "detail": "turned off"}
             for name in isolate.LAYERS
             if name in self.disable
         }
-        if os.geteuid() != 0:
-            report["nobody"] = {"on": False, "detail": "not needed: the grader is not root"}
-        if os.geteuid() != 0:
-            wanted.discard("cgroup")
-            report["cgroup"] = {"on": False, "detail": "not needed: the grader is not root"}
+        if not root:
+            wanted -= {"nobody", "cgroup"}
+            for name in ("nobody", "cgroup"):
+                report[name] = {"on": False, "detail": "not needed: the grader is not root"}
         elif "cgroup" in wanted:
             base = pids_base()
             if base is None:
@@ -70,9 +68,11 @@ class LayerProbe:
             else:
                 PidsCgroups.clean_stale(base)
                 self.cgroups = PidsCgroups(base)
-        if "user" not in wanted and "nobody" in wanted:
+        # As root, the worker becomes nobody in its user namespace, or without one by
+        # setuid; either way its scratch and its view of the installation need the mount layer.
+        if "mount" not in wanted and "nobody" in wanted:
             wanted.discard("nobody")
-            report["nobody"] = {"on": False, "detail": "needs the user namespace"}
+            report["nobody"] = {"on": False, "detail": "needs the mount layer"}
         abi = linux.landlock_abi()
         host = isolate.mount_namespace()
         if "landlock" in wanted and not abi:
@@ -98,26 +98,27 @@ class LayerProbe:
                     break
                 wanted.discard(layer)
                 report[layer] = {"on": False, "detail": reason}
-                if layer == "user" and os.geteuid() != 0:
+                if layer == "user" and not root:
                     for needs_user in ("net", "mount", "pid", "ipc"):
                         if needs_user in wanted:
                             wanted.discard(needs_user)
                             report[needs_user] = {"on": False, "detail": "needs the user namespace"}
-                if layer in ("user", "mount"):
+                if "mount" not in wanted and "nobody" in wanted:
                     wanted.discard("nobody")
-                    report.setdefault("nobody", {"on": False, "detail": f"needs the {layer} layer"})
+                    report["nobody"] = {"on": False, "detail": "needs the mount layer"}
         finally:
             os.close(null)
         self.plan = isolate.Plan(frozenset(wanted), abi, host)
         for name in wanted:
             report[name] = {"on": True, "detail": ""}
-        for one, other in (("nobody", "cgroup"), ("cgroup", "nobody")):
-            if one in wanted and other not in wanted:
-                report[other] = {
-                    "on": False,
-                    "detail": f"not needed: {report[other]['detail']}"
-                    f" (the {one} layer limits processes)",
-                }
+        # The process limit binds nobody (RLIMIT_NPROC), so the cgroup is not needed then; the
+        # other way round it is: without nobody, a worker has root's access to files.
+        if "nobody" in wanted and "cgroup" not in wanted and "cgroup" in report:
+            report["cgroup"] = {
+                "on": False,
+                "detail": f"not needed: {report['cgroup']['detail']}"
+                " (the nobody layer limits processes)",
+            }
         if "pid" in wanted and "mount" not in wanted:
             report["pid"]["detail"] = "the host's /proc stays visible (no mount namespace)"
         if "landlock" in wanted and abi < 6:

@@ -21,7 +21,7 @@ from pathlib import Path
 from grader.protocol.boot import SETUP_FAILED
 from grader.worker import bounds
 from grader.worker.entry import run_worker
-from grader.worker.sandbox import isolate, linux
+from grader.worker.sandbox import isolate, linux, roots
 from grader.worker.sandbox.cgroup import PidsCgroups
 
 MAX_MESSAGE = 1 << 16
@@ -57,6 +57,8 @@ class SpareWorkers:
     def make_spare(self, plan: isolate.Plan) -> tuple[str, str]:
         """Fork a worker that waits for its job inside fresh namespaces; ("", "") or the layer
         that failed and why."""
+        if "nobody" in plan:
+            roots.hidden_from_nobody(self.runtime)  # here, with the host's view of owners
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         report_r, report_w = os.pipe()
         maps_r, maps_w = os.pipe()

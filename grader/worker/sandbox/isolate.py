@@ -10,9 +10,14 @@ time (a "spare" waits for its job, so that starting a worker costs no fork at al
    ``tmpfs`` over ``/tmp`` holding a read-only copy of the submission (read by the server,
    never through a link) and a writable work folder; every other mount made read-only.
 3. ``confine``: a fresh ``/proc`` that shows only its own processes (only ever mounted in a
-   mount namespace of its own), its own session, Landlock (reads only where Python needs
-   them, writes only in the scratch, no TCP, no signals out), no capabilities and no new
-   privileges.
+   mount namespace of its own), its own session, Landlock (reads only the installation and
+   the submission's copy, ``grader.worker.sandbox.roots``; writes only in the scratch; no TCP,
+   no signals out), no capabilities and no new privileges.
+
+A grader run as root gives its workers the host's ``nobody`` (the nobody layer): root of the
+worker's user namespace is mapped to it, or, where the kernel refuses user namespaces, the
+worker becomes it by ``setresuid``. Folders of the installation that nobody cannot reach
+(Python under ``/root``) are shown to it in its mount namespace (``roots.cover_hidden``).
 
 Each layer is tried once by ``grader.worker.forkserver.layers``; a layer the kernel
 refuses is left out of the plan and reported, never silently dropped.
@@ -22,16 +27,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.protocol.boot import LAYER_NAMES
-from grader.worker.sandbox import linux
+from grader.worker.sandbox import linux, roots
+from grader.worker.sandbox.roots import NOBODY, SYSTEM_READ
+from grader.worker.sandbox.roots import runtime_paths as runtime_paths  # the server's, entry's
 
 LAYERS = {k: v for k, v in LAYER_NAMES.items() if k != "fork server"}
-NOBODY = 65534
 MAX_COPY_FILES = 64
 MAX_COPY_BYTES = 4 * 2**20
 
@@ -84,19 +90,6 @@ def scratch_mountpoint(runtime_paths: list[str]) -> str:
         ):
             return candidate
     raise SetupError("mount", "no folder to mount the scratch on")
-
-
-def runtime_paths() -> list[str]:
-    """Folders a worker reads code from: ``sys.path``, the prefixes, loaded packages."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable)}
-    paths.update(p for p in sys.path if p)
-    for name, module in list(sys.modules.items()):
-        if "." not in name:
-            paths.update(getattr(module, "__path__", None) or [])
-    return sorted(p for p in {os.path.realpath(p) for p in paths} if os.path.isdir(p))
-
-
-SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev"]
 
 
 def read_submission(student_file: Path, root: Path) -> tuple[str, list[tuple[str, bytes]]]:
@@ -206,6 +199,7 @@ def prepare_filesystem(
     _own_mount_namespace(plan)
     try:
         linux.mount(None, "/", None, linux.MS_REC | linux.MS_PRIVATE)
+        shown = roots.cover_hidden(runtime) if "nobody" in plan else []
         linux.mount(
             "tmpfs",
             top,
@@ -216,6 +210,10 @@ def prepare_filesystem(
     except OSError as exc:
         raise SetupError("mount", str(exc)) from None
     _become_root_inside(plan)
+    try:
+        roots.show_again(shown)
+    except OSError as exc:
+        raise SetupError("nobody", f"the installation could not be shown to it: {exc}") from None
     sub, work = f"{top}/submission", f"{top}/work"
     folder = os.path.normpath(f"{sub}/{rel}")
     os.makedirs(folder, exist_ok=True)
@@ -223,6 +221,11 @@ def prepare_filesystem(
     for name, data in files:
         with open(f"{folder}/{name}", "wb") as f:
             f.write(data)
+    if "nobody" in plan and "user" not in plan:  # written by root: nobody's from confine on
+        for path in [top, work] + [d for d, _, _ in os.walk(sub)]:
+            os.chown(path, NOBODY, NOBODY)
+        for name, _ in files:
+            os.chown(f"{folder}/{name}", NOBODY, NOBODY)
     try:
         linux.mount(sub, sub, None, linux.MS_BIND | linux.MS_REC)
         _read_only_everywhere()
@@ -251,6 +254,8 @@ def _own_mount_namespace(plan: Plan) -> None:
 
 
 def _become_root_inside(plan: Plan) -> None:
+    """Become root of the worker's user namespace: with the nobody layer, that is the host's
+    ``nobody``, whose file access is the world's."""
     if "user" not in plan:
         return
     try:
@@ -260,6 +265,29 @@ def _become_root_inside(plan: Plan) -> None:
         os.setresuid(0, 0, 0)
     except OSError as exc:
         raise SetupError("nobody" if "nobody" in plan else "user", str(exc)) from None
+    if "nobody" in plan:
+        _die_with_server()
+
+
+def _become_nobody() -> None:
+    """Without a user namespace (the grader is root, the kernel refuses one): become the
+    host's ``nobody`` directly, keeping no capability."""
+    try:
+        linux.drop_bounding_set()
+        os.setgroups([])
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+    except OSError as exc:
+        raise SetupError("nobody", str(exc)) from None
+    _die_with_server()
+
+
+def _die_with_server() -> None:
+    """A change of user clears the parent-death signal: set it again."""
+    try:
+        linux.prctl(linux.PR_SET_PDEATHSIG, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def _read_only_everywhere() -> None:
@@ -311,23 +339,27 @@ def confine(plan: Plan, placement: Placement, runtime: list[str]) -> None:
         except OSError as exc:
             raise SetupError("pid", f"a private /proc could not be mounted: {exc}") from None
     if "nobody" in plan:
-        for path in runtime:
-            if not os.access(path, os.R_OK | os.X_OK):
-                raise SetupError("nobody", f"the user nobody cannot read {path}")
+        if "user" not in plan:
+            _become_nobody()
+        unreadable = roots.unreadable_by_nobody(runtime + placement.read_roots)
+        if unreadable:
+            raise SetupError("nobody", f"the user nobody cannot read {unreadable}")
     try:
         os.setsid()
     except OSError:
         pass  # already a session leader
+    readable = runtime + SYSTEM_READ + placement.read_roots
     if "landlock" in plan:
         try:
             linux.landlock_restrict(
                 plan.landlock_abi,
-                read_paths=runtime + SYSTEM_READ + placement.read_roots,
+                read_paths=readable,
                 write_paths=placement.write_roots,
                 write_files=["/dev/null"],
             )
         except OSError as exc:
             raise SetupError("landlock", str(exc)) from None
+    roots.forget_other_folders(readable + placement.write_roots)
     try:
         linux.set_no_new_privs()
         linux.drop_capabilities()

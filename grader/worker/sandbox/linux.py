@@ -165,8 +165,8 @@ class _CapData(ctypes.Structure):
     ]
 
 
-def drop_capabilities() -> None:
-    """Empty the bounding, ambient, effective, permitted and inheritable sets."""
+def drop_bounding_set() -> None:
+    """Empty the bounding set (a no-op without ``CAP_SETPCAP``)."""
     for cap in range(64):
         if _libc.prctl(PR_CAPBSET_DROP, ctypes.c_ulong(cap), 0, 0, 0) < 0:
             if ctypes.get_errno() == errno.EINVAL:  # past the last capability
@@ -174,6 +174,11 @@ def drop_capabilities() -> None:
             if ctypes.get_errno() != errno.EPERM:  # no CAP_SETPCAP: nothing to drop anyway
                 _check(-1, "drop bounding set")
             break
+
+
+def drop_capabilities() -> None:
+    """Empty the bounding, ambient, effective, permitted and inheritable sets."""
+    drop_bounding_set()
     _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     header = _CapHeader(0x20080522, 0)
     data = (_CapData * 2)()
