@@ -229,8 +229,9 @@ def test_unknown_declared_encoding_is_named(tmp_path):
         (b"x = 1\n\x00\n", "is not text (it holds a NUL byte, on line 2)"),
         ("x = 1\n".encode("utf-16"), "is saved as UTF-16 text; save it as UTF-8"),
         (b"x = 1\n" + b"#" * (8 * 2**20), "is 8.0 MB; exercise files may be at most 4 MiB"),
+        (b"x = " + b"1+" * 200_000 + b"1\n", "nests its code more than 200 levels deep"),
     ],
-    ids=["nul", "utf16", "8mb"],
+    ids=["nul", "utf16", "8mb", "deep"],
 )
 def test_a_file_that_must_not_run_is_said_in_the_students_words(tmp_path, data, said):
     """In every front end (load_submission refuses it): these read 'does not parse: ... null

@@ -1,11 +1,11 @@
 """Exercise files that must not run, refused at intake by every front end, each with one line
 in the student's words: a file that is not text (a NUL byte, UTF-16), not text in its declared
-encoding (UTF-8 unless a PEP 263 ``coding:`` line says otherwise), or larger than a worker
-takes in.
+encoding (UTF-8 unless a PEP 263 ``coding:`` line says otherwise), larger than a worker
+takes in, or nested deeper than ``grader.shared.safeparse`` allows.
 
-Such a file is not run: whether Python accepts a stray byte (in a comment, say) or a NUL
-depends on its version, and a grade must not; a file over the size a worker copies into its
-sandbox would reach it as a missing file.
+Such a file is not run: whether Python accepts a stray byte (in a comment, say), a NUL or
+code nested thousands of levels deep depends on its version, and a grade must not; a file
+over the size a worker copies into its sandbox would reach it as a missing file.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import io
 import tokenize
 
 from grader.intake.submission import Submission
+from grader.shared import safeparse
 from grader.shared.registry import BY_ID
 
 # What a worker copies of a submission's folder (grader/worker/sandbox/isolate.py, whose
@@ -40,14 +41,22 @@ def file_problem(name: str, data: bytes, size: int | None = None) -> str | None:
     except SyntaxError as exc:  # undecodable first lines, or a bad coding: line
         encoding, bad_cookie = "utf-8", exc.msg
     try:
-        data.decode(encoding)
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         return (
             f"{name} is not {exc.encoding.upper()} text "
             f"(byte 0x{data[exc.start]:02x} on line {line}); save it as UTF-8"
         )
-    return f"{name}: {bad_cookie}" if bad_cookie else None
+    if bad_cookie:
+        return f"{name}: {bad_cookie}"
+    try:
+        safeparse.parse(text)
+    except RecursionError:  # Python 3.10 would crash importing it, 3.11-3.13 refuse it
+        return f"{name} nests its code more than {safeparse.MAX_DEPTH} levels deep"
+    except (SyntaxError, ValueError, MemoryError):
+        pass  # the worker's import says it in Python's own words
+    return None
 
 
 def file_problems(submission: Submission) -> dict[str, str]:
