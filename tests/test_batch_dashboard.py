@@ -9,13 +9,13 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import sqlite3
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from pagecheck import BROWSER, FLAGS, needs_browser
 
 from grader.batch.dashboard import check_rates, context, histogram, write_dashboard
 from grader.batch.gradebook import gradebook_csv
@@ -110,12 +110,6 @@ def test_gradebook_csv_neutralises_formulas(out):
 
 
 # --- in a real browser -------------------------------------------------------------------------
-
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--enable-logging=stderr", "--v=0"]  # fmt: skip
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="chromium is not installed")
 
 
 def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:

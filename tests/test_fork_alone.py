@@ -55,6 +55,13 @@ def hooked(log: Path) -> list[str]:
     return [sys.executable, "-W", "always::DeprecationWarning", "-c", HOOK.format(log=str(log))]
 
 
+def run_hooked(log: Path, *args: str) -> subprocess.CompletedProcess:
+    """``grade ARGS`` with the fork hook, from the repository."""
+    return subprocess.run(
+        [*hooked(log), *args], capture_output=True, text=True, timeout=600, cwd=ROOT
+    )
+
+
 def forks(log: Path) -> list[int]:
     """The thread count after each fork the hook saw."""
     if not log.exists():
@@ -64,13 +71,7 @@ def forks(log: Path) -> list[int]:
 
 def test_grade_forks_its_judges_alone(tmp_path):
     log = tmp_path / "forks"
-    run = subprocess.run(
-        [*hooked(log), str(EXAMPLE), "--max-examples", "2"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    run = run_hooked(log, str(EXAMPLE), "--max-examples", "2")
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert WARNING not in run.stderr + run.stdout
     seen = forks(log)
@@ -85,13 +86,7 @@ def test_grade_batch_forks_its_judges_alone(tmp_path):
     for name, source in (("alice", EXAMPLE), ("bob", SOLUTION)):
         shutil.copytree(source, submissions / name)
     log = tmp_path / "forks"
-    run = subprocess.run(
-        [*hooked(log), "batch", str(submissions), "-o", str(tmp_path / "out"), "-j", "2"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    run = run_hooked(log, "batch", str(submissions), "-o", str(tmp_path / "out"), "-j", "2")
     assert run.returncode in (0, 1), run.stderr[-3000:]
     assert WARNING not in run.stderr + run.stdout
     seen = forks(log)
@@ -189,13 +184,7 @@ def test_a_grade_of_one_exercise_runs_its_judge_forked_under_a_deadline(tmp_path
     """``grade -e ID`` grades in a forked judge process too: ``parallel.run_forked`` is the
     watchdog of a grade (the child is killed past its deadline, the exercise a ``timeout``)."""
     log = tmp_path / "forks"
-    run = subprocess.run(
-        [*hooked(log), str(SOLUTION), "-e", "3.1", "--max-examples", "2"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-    )
+    run = run_hooked(log, str(SOLUTION), "-e", "3.1", "--max-examples", "2")
     assert run.returncode == 0, run.stderr[-3000:]
     if TWO_CORES:
         assert forks(log) == [1], "the one exercise was graded without a forked judge"

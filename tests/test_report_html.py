@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 import subprocess
 from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from pagecheck import AS_PRINTED, BROKEN_WORDS, run_in_page
+from pagecheck import AS_PRINTED, BROKEN_WORDS, BROWSER, FLAGS, needs_browser, run_in_page
 from report_cases import HOSTILE, HUGE, all_results, edge_result, real_results
 
 from grader.result.common import parse_message
@@ -131,15 +130,6 @@ def test_write_html(tmp_path):
 
 
 # --- in a real browser -------------------------------------------------------------------------
-
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]  # fmt: skip
-needs_browser = pytest.mark.skipif(
-    BROWSER is None,
-    reason="chromium is not installed (apt-get install chromium; .ci/run installs it as root)",
-)
 
 
 def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:

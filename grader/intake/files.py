@@ -14,12 +14,11 @@ import io
 import tokenize
 
 from grader.intake.submission import Submission
+from grader.protocol.limits import MAX_SUBMISSION_BYTES
 from grader.shared import safeparse
 from grader.shared.registry import BY_ID
 
-# What a worker copies of a submission's folder (grader/worker/sandbox/isolate.py, whose
-# MAX_COPY_BYTES it must equal: the two sides share no module but the protocol).
-MAX_FILE_BYTES = 4 * 2**20
+MAX_FILE_BYTES = MAX_SUBMISSION_BYTES  # what a worker copies of a submission
 
 
 def file_problem(name: str, data: bytes, size: int | None = None) -> str | None:

@@ -6,6 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# What a worker copies of a submission's folder into its sandbox (the student's file first):
+# intake refuses an exercise file larger than this, which would reach the worker as missing.
+MAX_SUBMISSION_BYTES = 4 * 2**20
+
 
 @dataclass(frozen=True)
 class Limits:

@@ -144,7 +144,6 @@ class CappedStream(io.TextIOBase):
     ``buffer`` takes bytes on the same budget, as a real ``sys.stdout.buffer`` does."""
 
     def __init__(self, fd: int, budget: OutputBudget, name: str):
-        self._fd, self._budget, self._name = fd, budget, name
         self._buffer = CappedBytes(fd, budget, name)
 
     @property
@@ -153,7 +152,7 @@ class CappedStream(io.TextIOBase):
 
     @property
     def name(self) -> str:
-        return self._name
+        return self._buffer.name
 
     @property
     def encoding(self) -> str:
@@ -167,7 +166,7 @@ class CappedStream(io.TextIOBase):
         return True
 
     def fileno(self) -> int:
-        return self._fd
+        return self._buffer.fileno()
 
     def isatty(self) -> bool:
         return False
@@ -175,7 +174,7 @@ class CappedStream(io.TextIOBase):
     def write(self, s: str) -> int:
         if not isinstance(s, str):
             raise TypeError(f"write() argument must be str, not {type(s).__name__}")
-        _write_all(self._fd, self._budget.take(s.encode("utf-8", "replace")))
+        self._buffer.write(s.encode("utf-8", "replace"))
         return len(s)
 
     def flush(self) -> None:

@@ -33,13 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.protocol.boot import LAYER_NAMES
+from grader.protocol.limits import MAX_SUBMISSION_BYTES
 from grader.worker.sandbox import linux, roots
 from grader.worker.sandbox.roots import NOBODY, SYSTEM_READ
 from grader.worker.sandbox.roots import runtime_paths as runtime_paths  # the server's, entry's
 
 LAYERS = {k: v for k, v in LAYER_NAMES.items() if k != "fork server"}
 MAX_COPY_FILES = 64
-MAX_COPY_BYTES = 4 * 2**20
+MAX_COPY_BYTES = MAX_SUBMISSION_BYTES
 
 
 class SetupError(Exception):
