@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import subprocess
@@ -369,7 +370,7 @@ def test_spawn_with_a_reply_thread(tmp_path):
 
 
 CONTAINED_CHECK = """
-import os, shutil, sys, tempfile
+import json, os, shutil, sys, tempfile
 from pathlib import Path
 from grader.protocol.limits import Limits
 from grader.judge.launch.starter import SandboxStarter
@@ -379,7 +380,7 @@ def proc_mounts():
     return [l for l in open("/proc/self/mountinfo") if l.split()[4] == "/proc"]
 
 before = proc_mounts()
-with ForkServer(disable={"user", "mount"}, spares=1) as server:
+with ForkServer(disable=set(sys.argv[1:]), spares=1) as server:
     folder = Path(tempfile.mkdtemp())
     student = folder / "sub" / "exercises" / "ex3_1_weight_transfer.py"
     student.parent.mkdir(parents=True)
@@ -389,27 +390,86 @@ with ForkServer(disable={"user", "mount"}, spares=1) as server:
     seen = int(worker.output().split()[1])
     worker.close()
     shutil.rmtree(folder)
-    on = {k for k, v in server.layers().items() if v["on"]}
-assert proc_mounts() == before, "a worker mounted over the machine's /proc"
-print("ok", seen > 1, "pid" in on)
+    layers = server.layers()
+assert proc_mounts() == before, "a worker mounted over the grader's /proc"
+print(json.dumps({"euid": os.geteuid(), "host_proc_seen": seen > 1,
+                  "on": sorted(k for k, v in layers.items() if v["on"]), "layers": layers}))
 """
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare(1)"
-)
-def test_no_mount_layer_means_no_mount_at_all():
-    """Without the mount layer (and with the grader's own root rights), a worker must never
-    mount a fresh /proc: it would land on the machine's. Checked inside a private mount
-    namespace of its own, so that a regression cannot break this machine's /proc."""
+def run_contained(prefix: list[str], disable: set[str]) -> dict:
+    """CONTAINED_CHECK run under ``prefix`` (an unshare(1) command line) with ``disable``."""
     run = subprocess.run(
-        ["unshare", "-m", "--propagation", "private", sys.executable, "-c", CONTAINED_CHECK],
+        [*prefix, sys.executable, "-c", CONTAINED_CHECK, *sorted(disable)],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.split() == ["ok", "True", "True"]  # PID namespace on, host /proc seen
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@functools.cache
+def user_namespace_refused() -> str:
+    """Why this machine gives this user no user namespace of its own ("" when it does)."""
+    if not shutil.which("unshare"):
+        return "unshare(1) is not installed"
+    probe = ["unshare", "--user", "--map-root-user", "--mount", "true"]
+    run = subprocess.run(probe, capture_output=True, text=True, timeout=60)
+    if run.returncode:
+        why = run.stderr.strip() or f"exit status {run.returncode}"
+        return f"the kernel refuses this user a user namespace ({' '.join(probe)}: {why})"
+    return ""
+
+
+# Each variant runs the grader inside a private mount namespace of its own (``--mount``), so that
+# a regression cannot mount over this machine's /proc: only over that namespace's copy, where
+# CONTAINED_CHECK sees it.
+NO_MOUNT_AS_ROOT = {
+    # The grader with real root rights: the mount would succeed anywhere it was tried.
+    "real root": "unshare --mount --propagation private".split(),
+    # The grader as root of a user namespace (a rootless container, or any user here): root's
+    # path through the sandbox with the capabilities of that namespace, which owns the mount
+    # namespace the grader runs in, so a stray mount of /proc would succeed there too.
+    "root of a user namespace": "unshare -U --map-root-user --mount --propagation private".split(),
+}
+
+
+@pytest.mark.parametrize("how", NO_MOUNT_AS_ROOT, ids=list(NO_MOUNT_AS_ROOT))
+def test_no_mount_layer_means_no_mount_at_all(how):
+    """Without the mount layer (and with root's rights, real or in a user namespace), a worker
+    must never mount a fresh /proc: it would land on the grader's. The PID layer stays on and the
+    worker sees the host's processes."""
+    if how == "real root" and (os.geteuid() != 0 or not shutil.which("unshare")):
+        pytest.skip(
+            "needs root and unshare(1): a grader with capabilities over the machine's own mount"
+            " namespace ('root of a user namespace' checks the same path as any user)"
+        )
+    if how != "real root" and user_namespace_refused():
+        pytest.skip(user_namespace_refused())
+    seen = run_contained(NO_MOUNT_AS_ROOT[how], {"user", "mount"})
+    assert seen["euid"] == 0
+    assert "pid" in seen["on"], seen["layers"]  # the PID namespace on,
+    assert seen["host_proc_seen"]  # and no private /proc: the grader's own shows through
+    assert seen["layers"]["pid"]["detail"] == "the host's /proc stays visible (no mount namespace)"
+
+
+def test_no_mount_layer_for_an_ordinary_user():
+    """The ordinary user's path: the worker in a user namespace of its own but, without the
+    mount layer, in the grader's mount namespace. It mounts nothing (the kernel would refuse
+    it, and the PID layer would be lost), keeps its PID namespace and sees the host's /proc.
+    Run as root, the grader is made an ordinary user first (root's uid shown as 65534 in a user
+    namespace, where it keeps no capability)."""
+    prefix = []
+    if os.geteuid() == 0:
+        if user_namespace_refused():
+            pytest.skip(user_namespace_refused())
+        prefix = ["unshare", "--map-user=65534", "--map-group=65534"]
+    seen = run_contained(prefix, {"mount"})
+    assert seen["euid"] != 0
+    assert {"user", "pid"} <= set(seen["on"]) and "mount" not in seen["on"], seen["layers"]
+    assert seen["host_proc_seen"]
+    assert seen["layers"]["pid"]["detail"] == "the host's /proc stays visible (no mount namespace)"
 
 
 @pytest.mark.parametrize("listed", [True, False], ids=["children file", "scan of /proc"])
