@@ -26,7 +26,7 @@ import grader.commands.cli
 import grader.judge.engine
 from grader.batch.dashboard import render_dashboard
 from grader.batch.ledger import Ledger
-from grader.judge.launch.handle import ReplyReader
+from grader.judge.launch.reader import ReplyReader
 from grader.protocol.limits import Limits
 from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
 from grader.worker import guard as guard_module
@@ -88,7 +88,7 @@ ATTACKS = {
     "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "_forward"),
     "class method": (
         lambda: _setattr(ReplyReader, "get", _other),
-        "grader.judge.launch.handle.ReplyReader.get was replaced",
+        "ReplyReader.get was replaced",
     ),
     "sys.modules": (_swap_module, "the module grader.protocol.wire was replaced"),
     "reply channel": (lambda: _setattr(os, "write", _other), "os.write was replaced"),
@@ -107,6 +107,47 @@ def test_the_guard_sees_each_attack(guarded, attack):
         undo()
     assert problem is not None and expected in problem
     assert g.problem() is None  # put back: nothing to report
+
+
+def test_the_guard_sees_its_channel_redirected_and_threads_beside_it():
+    import threading
+
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    check = guard_module.Guard(dispatcher(probes.for_exercise("4.3"))).checker(req_r, rep_w)
+    assert check() is None
+    saved = os.dup(rep_w)
+    other_r, other_w = os.pipe()
+    os.dup2(other_w, rep_w)  # a pipe of the student's in place of the judge's
+    try:
+        assert check() == "the worker's channel to the grader was redirected"
+    finally:
+        os.dup2(saved, rep_w)
+    assert check() is None
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert check() == "a thread was running beside the worker's loop"
+    finally:
+        stop.set()
+        thread.join()
+    assert check() is None
+    for fd in (req_r, req_w, rep_r, rep_w, saved, other_r, other_w):
+        os.close(fd)
+
+
+def test_the_check_is_not_silenced_by_replacing_what_it_calls(guarded):
+    g, _ = guarded
+    check = g.checker()
+    undo_method = _setattr(guard_module.Guard, "problem", lambda self: None)
+    undo_helper = _setattr(guard_module, "_problem", lambda *args: None)
+    try:
+        assert check().endswith(("Guard.problem was replaced", "guard._problem was replaced"))
+    finally:
+        undo_helper()
+        undo_method()
+    assert check() is None
 
 
 def test_the_guard_sees_a_closure_cell_rewritten(guarded):
@@ -143,7 +184,16 @@ def without_attack(text: str) -> str:
     return text[:cut] + "\n"
 
 
-@pytest.mark.parametrize("case", ["tamper_probe_table", "tamper_probe_code"])
+TAMPERING = [
+    "tamper_probe_table",
+    "tamper_probe_code",
+    "tamper_silence_guard",  # the guard's check replaced, then a probe's global rebound
+    "tamper_dup2_thread",  # threads between worker and judge, by dup2
+    "tamper_rearm_finalizer",  # a self-undoing code swap re-armed by a finalizer
+]
+
+
+@pytest.mark.parametrize("case", TAMPERING)
 def test_tampering_gets_no_points(case, tmp_path):
     attack = HOSTILE / f"{case}.py"
     submission = make_submission(tmp_path / "sub", {"4.3": attack})

@@ -116,6 +116,8 @@ def grade_exercise(
             results.append(lost_at)
             results += unrun_checks(checks[i + 1 :], f"not run: {lost.reason}")
             break
+    if lost_at is None:
+        worker.finish()  # its exit status: Tampered if its tripwire went off
     printed = worker.output().strip()
     if printed and lost_at is not None:
         lost_at.message += f"\nYour code printed (last lines):\n{printed[-1500:]}"
@@ -183,6 +185,7 @@ def grade(
             w.close()
         shutil.rmtree(scratch, ignore_errors=True)
     snippets.point_at(results, submission.shown_as)
+    snippets.in_cells(results, submission.places)  # a notebook's lines: its cells'
     return GradeResult(
         submission=submission.name,
         score=round(sum(r.score for r in results), 6),

@@ -1,7 +1,8 @@
 """How the judge starts a process of the worker side, as both sides agree: the environment it
 gets (an allow-list: no secret of the grader's environment reaches student code), the command
 lines that boot a spawned worker and the fork server, the exit status of a worker whose sandbox
-could not be set up, and the names of the isolation layers the fork server reports."""
+could not be set up, the request that ends a worker and the statuses it ends with when it saw
+tampering, and the names of the isolation layers the fork server reports."""
 
 from __future__ import annotations
 
@@ -30,6 +31,20 @@ KEEP_ENV = (
 )
 
 SETUP_FAILED = 121  # the exit status of a worker whose sandbox could not be set up
+
+END = "end"  # the request after an exercise's last call: the worker's loop exits (status 0)
+
+# The exit statuses of a worker that saw student code tamper with the grader, and what each
+# says. An exit status is the one message student code can neither swallow nor forge into a
+# pass: it is read from the kernel, however the channel between worker and judge was rerouted.
+TAMPERED = {
+    113: "it rewrote the code or defaults of one of the grader's functions",
+    114: "it searched the interpreter's objects (gc.get_objects, get_referrers, get_referents)",
+    115: "it set a trace or profile function",
+    116: "it reached into the worker's memory or C API through ctypes",
+    117: "it opened the worker's own memory (/proc/.../mem)",
+    118: "the grader's own check found it changed",  # the detail was sent on the channel
+}
 
 # The isolation layers, by the name the fork server reports each under, in words.
 LAYER_NAMES = {

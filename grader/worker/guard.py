@@ -1,30 +1,38 @@
-"""The worker's tripwire: did student code rewrite the grader inside the worker?
+"""The worker's guard: did student code rewrite the grader inside the worker?
 
 Student code runs in the same process as the worker's dispatch (``grader.worker.serve``) and
 its probes (``grader.worker.probes``), so it can reach them: walk ``sys.modules``, swap a probe
-in a table, assign a function's ``__code__``. The worker therefore resolves its probes before
-the student's file is imported, holds them in a closure, and takes a ``Guard`` snapshot at that
-moment. After the import and after every call, ``Guard.problem()`` compares the grader's
-objects with the snapshot, by identity:
+in a table, assign a function's ``__code__``, rebind a module global. The worker therefore
+resolves its probes before the student's file is imported, holds them in a closure, and takes a
+``Guard`` snapshot at that moment. Before and after every reply, the snapshot's check compares
+the grader's objects with it, by identity:
 
 - every ``grader`` module in ``sys.modules`` is still the same module object;
 - every function, class and module a grader module's namespace binds (and every dict of
   functions there, such as the probe tables, key by key) is still bound to the same object;
 - every grader function and method (and the dispatch closure and its probes) still has the
   same ``__code__``, defaults and closure cells;
-- the few library functions the reply channel goes through (``os.write``, ``json.dumps``, ...)
-  are still the same, and no trace or profile hook has been set.
+- the library functions the reply channel goes through (``os.write``, ``json.dumps``, ...) and
+  the tensor methods a reply's tensors go through are still the same;
+- no trace or profile hook is set, no thread of the student's is running beside the worker,
+  and the worker's channel still refers to the judge's pipes (not one ``dup2``-ed in between).
 
-A changed object is reported as tampering; the judge then gives the exercise no points.
+A changed object is reported as tampering; the worker then ends with a status the judge reads
+as such (``grader.protocol.boot.TAMPERED``), and the exercise gets no points.
 
-This is a tripwire, not a wall: code in the same process can always lie about its own
-behaviour, and a determined attacker can defeat any check made in its own process (by patching
-this module's snapshot through ``gc``, say). What the judge recomputes itself from the weights
-and configurations a worker returns cannot be faked this way; see docs/sandbox.md.
+The check itself is out of reach of the easy ways round it: it is a function held by the
+worker's loop before the student's file runs, with its snapshot and every function and builtin
+it calls in its defaults, so neither a class attribute nor a module global nor a builtin that
+student code replaces changes what it does; rewriting its code or defaults is seen by the
+tripwire (``grader.worker.tripwire``) at the moment it happens. It remains a tripwire, not a
+wall: code in the same process can always lie about its own behaviour; see docs/sandbox.md
+for what holds and what does not.
 """
 
 from __future__ import annotations
 
+import _thread
+import os
 import sys
 import types
 from collections.abc import Callable
@@ -40,6 +48,24 @@ CHANNEL = (
     ("json", "dumps"),
     ("json", "loads"),
     ("struct", "Struct"),
+    ("os", "fstat"),
+)
+# What a reply's tensors go through on their way out (``plain`` and ``grader.protocol.wire``).
+TENSOR_PATH = (
+    "detach",
+    "to",
+    "clone",
+    "contiguous",
+    "resolve_conj",
+    "resolve_neg",
+    "reshape",
+    "view",
+    "numpy",
+    "is_cpu",
+    "device",
+    "dtype",
+    "shape",
+    "__class__",
 )
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
@@ -66,9 +92,14 @@ def grader_modules() -> dict[str, types.ModuleType]:
 _EMPTY = object()
 
 
-def _same(a: tuple, b: tuple) -> bool:
+def _same(a: tuple, b: tuple, _len=len, _range=range) -> bool:
     """Element by element identity."""
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    if _len(a) != _len(b):
+        return False
+    for i in _range(_len(a)):
+        if a[i] is not b[i]:
+            return False
+    return True
 
 
 def _table(d: dict, depth: int = 0) -> tuple:
@@ -93,26 +124,45 @@ def _holds_functions(d: dict, depth: int = 0) -> bool:
     )
 
 
-def _same_table(d: Any, snapshot: tuple) -> bool:
+def _same_table(d: Any, snapshot: tuple, again: Callable, _len=len, _empty=_EMPTY) -> bool:
+    """Whether ``d`` still holds what ``snapshot`` saw (``again`` is this function: it calls
+    itself through its argument, not through a module global that student code could rebind)."""
     kept, size, items = snapshot
-    if d is not kept or len(d) != size:
+    if d is not kept or _len(d) != size:
         return False
     for key, value, inner in items:
-        now = d.get(key, _EMPTY)
-        if now is not value or (inner is not None and not _same_table(now, inner)):
+        now = d.get(key, _empty)
+        if now is not value or (inner is not None and not again(now, inner, again)):
             return False
     return True
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    """What a file descriptor refers to (device and inode): another pipe ``dup2``-ed in its
+    place has another."""
+    st = os.fstat(fd)
+    return (st.st_dev, st.st_ino)
+
+
+def _tensor_methods() -> tuple[Any, tuple[tuple[str, Any], ...]]:
+    """``torch.Tensor`` and the methods a reply's tensors go through (``plain`` and the wire),
+    as the class resolves them: a method patched on it could rewrite a reply on its way out."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return (None, ())
+    return (torch.Tensor, tuple((n, getattr(torch.Tensor, n, _EMPTY)) for n in TENSOR_PATH))
 
 
 class Guard:
     """A snapshot of the grader's objects in this process; ``problem()`` says what changed.
 
-    Kept as flat lists of identities, so that a check costs tens of microseconds."""
+    Kept as flat tuples of identities, so that a check costs tens of microseconds; the check
+    itself (``checker``) holds the snapshot and every function it calls in its defaults."""
 
     def __init__(self, *extra: Callable[..., Any]):
         self.modules = grader_modules()
         self.bindings: list[tuple[Any, str, Any, str]] = []  # (namespace, key, object, label)
-        self.tables: list[tuple[dict, str, tuple, str]] = []
+        self.tables: list[tuple[Any, str, tuple, str]] = []
         self.codes: list[tuple[types.FunctionType, Any, Any, str]] = []  # code, defaults
         self.cells: list[tuple[Any, Any, str]] = []  # closure cells and what they held
         self.kwdefaults: list[tuple[types.FunctionType, dict, tuple, str]] = []
@@ -141,7 +191,10 @@ class Guard:
             if module is not None and hasattr(module, attr):
                 value = getattr(module, attr)
                 self.bindings.append((vars(module), attr, value, f"{module_name}.{attr}"))
+        self.tensor = _tensor_methods()
         self.hooks = (sys.gettrace(), sys.getprofile())
+        self.threads = _thread._count()
+        self._check = self.checker()
 
     def _watch_function(self, fn: types.FunctionType, label: str) -> None:
         self.codes.append((fn, fn.__code__, fn.__defaults__, label))
@@ -162,40 +215,85 @@ class Guard:
                 self.bindings.append((vars(cls), key, vars(cls)[key], f"{label}.{key}"))
                 self._watch_function(value, f"{label}.{key}")
 
+    def functions(self) -> list[types.FunctionType]:
+        """Every function this snapshot watches, the checks' own included: the tripwire
+        (``grader.worker.tripwire``) ends the worker the moment one of them is rewritten."""
+        return [fn for fn, *_ in self.codes] + [self._check, _problem, _same_table]
+
+    def checker(self, *fds: int) -> Callable[[], str | None]:
+        """The check of this snapshot as a function that needs nothing student code can
+        rebind unseen: the snapshot, and each function and builtin it calls, are held in its
+        defaults (a change to those is the tripwire's to see); ``fds``, the worker's channel
+        to the judge, must keep referring to the same pipes."""
+        snapshot = (
+            tuple(self.modules.items()),
+            tuple(self.bindings),
+            tuple(self.tables),
+            tuple(self.codes),
+            tuple(self.cells),
+            tuple(self.kwdefaults),
+            self.tensor,
+            self.hooks,
+            self.threads,
+            tuple((fd, _identity(fd)) for fd in fds),
+        )
+
+        def check(_snapshot=snapshot, _run=_problem, _exception=Exception) -> str | None:
+            try:
+                return _run(*_snapshot)
+            except _exception as exc:  # the snapshot itself was broken into
+                return f"the grader's own checks could not run ({type(exc).__name__})"
+
+        self._check = check
+        return check
+
     def problem(self) -> str | None:
         """What student code changed in the grader, in a few words; None if nothing."""
-        try:
-            return self._problem()
-        except Exception as exc:  # the snapshot itself was broken into
-            return f"the grader's own checks could not run ({type(exc).__name__})"
+        return self._check()
 
-    def _problem(self) -> str | None:
-        modules = sys.modules
-        for name, module in self.modules.items():
-            if modules.get(name) is not module:
-                return f"the module {name} was replaced or removed"
-        for namespace, key, value, label in self.bindings:
-            if namespace.get(key, _EMPTY) is not value:
-                return f"{label} was replaced"
-        for namespace, key, table, label in self.tables:
-            if not _same_table(namespace.get(key, _EMPTY), table):
-                return f"{label} was changed"
-        for fn, code, defaults, label in self.codes:
-            if fn.__code__ is not code or fn.__defaults__ is not defaults:
-                return f"the code of {label} was changed"
-        for cell, held, label in self.cells:
-            try:
-                now = cell.cell_contents
-            except ValueError:
-                now = _EMPTY
-            if now is not held:
-                return f"the code of {label} was changed"
-        for fn, kw, values, label in self.kwdefaults:
-            if fn.__kwdefaults__ is not kw or not _same(tuple(kw.values()), values):
-                return f"the code of {label} was changed"
-        if sys.gettrace() is not self.hooks[0] or sys.getprofile() is not self.hooks[1]:
-            return "a trace or profile hook was set on the grader"
-        return None
+
+def _problem(
+    modules, bindings, tables, codes, cells, kwdefaults, tensor, hooks, threads, channel,
+    _sys_modules=sys.modules, _empty=_EMPTY, _same_table=_same_table, _same=_same,
+    _gettrace=sys.gettrace, _getprofile=sys.getprofile, _identity=_identity,
+    _count=_thread._count, _tuple=tuple, _getattr=getattr,
+    _value_error=ValueError,
+) -> str | None:  # fmt: skip
+    """The checks of ``Guard.checker``; each name it uses is one of its arguments."""
+    for name, module in modules:
+        if _sys_modules.get(name) is not module:
+            return f"the module {name} was replaced or removed"
+    for namespace, key, value, label in bindings:
+        if namespace.get(key, _empty) is not value:
+            return f"{label} was replaced"
+    for namespace, key, table, label in tables:
+        if not _same_table(namespace.get(key, _empty), table, _same_table):
+            return f"{label} was changed"
+    for fn, code, defaults, label in codes:
+        if fn.__code__ is not code or fn.__defaults__ is not defaults:
+            return f"the code of {label} was changed"
+    for cell, held, label in cells:
+        try:
+            now = cell.cell_contents
+        except _value_error:
+            now = _empty
+        if now is not held:
+            return f"the code of {label} was changed"
+    for fn, kw, values, label in kwdefaults:
+        if fn.__kwdefaults__ is not kw or not _same(_tuple(kw.values()), values):
+            return f"the code of {label} was changed"
+    tensor_class, methods = tensor
+    for name, method in methods:
+        if _getattr(tensor_class, name, _empty) is not method:
+            return f"torch.Tensor.{name} was replaced"
+    if _gettrace() is not hooks[0] or _getprofile() is not hooks[1]:
+        return "a trace or profile hook was set on the grader"
+    if _count() > threads:
+        return "a thread was running beside the worker's loop"
+    for fd, identity in channel:
+        if _identity(fd) != identity:
+            return "the worker's channel to the grader was redirected"
+    return None
 
 
 def _flatten(value: Any) -> list:

@@ -15,6 +15,7 @@ worker can lie.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import linecache
 import os
@@ -27,8 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from grader.protocol import wire
+from grader.protocol.boot import END, TAMPERED
 from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
+from grader.worker import tripwire
 from grader.worker.guard import Guard
+
+GUARD_SAW = 118  # the guard's check found a change (the tripwire's own statuses: tripwire)
+assert GUARD_SAW in TAMPERED
 
 MAX_TEXT = TEXT_LIMIT
 
@@ -126,18 +132,55 @@ def _refusal(exc: Exception) -> dict:
     }
 
 
-def reply(fd: int, message: dict, guard: Guard) -> bool:
-    """Send ``message`` unless student code tampered with the grader (then say so instead and
-    return False: the judge stops this worker)."""
-    problem = guard.problem()
-    if problem is not None:
-        wire.send(fd, {"ok": False, "tampered": safe_text(problem, SHORT_LIMIT)})
-        return False
+def reply(
+    fd: int,
+    message: dict,
+    check: Callable[[], str | None],
+    _send=wire.send,
+    _exit=os._exit,
+    _disable=gc.disable,
+    _enable=gc.enable,
+    _isenabled=gc.isenabled,
+) -> None:
+    """Send ``message``, checking the grader before and after (``grader.worker.guard``). If
+    student code tampered with it, say so instead and end the worker with the tampered status:
+    the judge reads that from the kernel even if the channel was rerouted.
+
+    The collector is off from the first check to the last, so that no finalizer of the
+    student's can put a change back in between; what this calls is held in its defaults."""
+    collecting = _isenabled()
+    _disable()
     try:
-        wire.send(fd, message)
-    except Exception as exc:  # a value the wire cannot carry
-        wire.send(fd, {"ok": False, "error": _refusal(exc)})
-    return True
+        problem = check()
+        if problem is None:
+            try:
+                _send(fd, message)
+            except Exception as exc:  # a value the wire cannot carry
+                _send(fd, {"ok": False, "error": _refusal(exc)})
+            problem = check()
+    finally:
+        if collecting:
+            _enable()
+    if problem is not None:
+        try:
+            _send(fd, {"ok": False, "tampered": safe_text(problem, SHORT_LIMIT)})
+        finally:
+            _exit(GUARD_SAW)
+
+
+def _leaver(*streams: Any, _exit=os._exit) -> Callable[[], None]:
+    """How the loop ends the worker when the judge asks: the grader's own output streams are
+    flushed and the process exits at once, before any finalizer of the student's can run."""
+
+    def leave() -> None:
+        for stream in streams:
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001 - nothing to report: the grading is over
+                pass
+        _exit(0)
+
+    return leave
 
 
 def serve(
@@ -150,42 +193,48 @@ def serve(
 ) -> None:
     """Import the student's file, then answer requests until the judge closes the channel.
 
-    The probes are resolved and the guard's snapshot taken before the student's file runs;
-    then the judge is told "started" (what fails before it is the grader's own failure) and
-    ``started()`` is called."""
+    The probes are resolved, the guard's snapshot taken and the tripwire armed before the
+    student's file runs; then the judge is told "started" (what fails before it is the
+    grader's own failure) and ``started()`` is called. What the loop calls is bound to its
+    locals first, so that rebinding a module global of the grader changes nothing here."""
     from grader.worker import probes
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
     guard = Guard(dispatch)
+    check = guard.checker(req_fd, rep_fd)
+    answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
+    closed = wire.ChannelClosed
+    leave = _leaver(sys.stdout, sys.stderr)
     student_path = Path(student_file).resolve()
     student_dir = student_path.parent
     wire.send(rep_fd, {"ok": True, "value": "started"})
     if started is not None:
         started()
+    tripwire.arm(guard.functions())
     try:
         module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
     except BaseException as exc:  # SystemExit at import is the student's doing too
-        reply(rep_fd, {"ok": False, "error": describe_exception(exc, student_dir)}, guard)
+        answer(rep_fd, {"ok": False, "error": describe(exc, student_dir)}, check)
         return
-    if not reply(rep_fd, {"ok": True, "value": "ready"}, guard):
-        return
+    answer(rep_fd, {"ok": True, "value": "ready"}, check)
     state: dict[str, Any] = {}
     while True:
         try:
-            request = wire.recv(req_fd)
-        except wire.ChannelClosed:
+            request = receive(req_fd)
+        except closed:
             return
-        began = time.perf_counter()
+        if request.get("action") == END:
+            leave()
+        began = clock()
         try:
             message = {
                 "ok": True,
                 "value": dispatch(module, state, request["action"], request.get("args", {})),
-                "t": time.perf_counter() - began,
+                "t": clock() - began,
             }
         except BaseException as exc:
-            message = {"ok": False, "error": describe_exception(exc, student_dir)}
-        if not reply(rep_fd, message, guard):
-            return
+            message = {"ok": False, "error": describe(exc, student_dir)}
+        answer(rep_fd, message, check)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -13,19 +13,18 @@ server (``grader.judge.launch.forkserver``); both hand back a ``WorkerHandle``.
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from grader.judge.launch.reader import ReplyReader
 from grader.protocol import wire
-from grader.protocol.boot import SETUP_FAILED
+from grader.protocol.boot import END, SETUP_FAILED, TAMPERED
 from grader.protocol.limits import Limits
 from grader.shared import timing
 from grader.shared.safetext import SHORT_LIMIT, safe_info, safe_text, safe_value
@@ -60,6 +59,8 @@ class StudentError(Exception):
         self.info = info
 
 
+FINISH_GRACE_S = 5.0  # how long a worker may take to end once asked to
+
 MEMORY_MARKERS = ("can't allocate memory", "not enough memory", "out of memory")
 
 
@@ -87,39 +88,6 @@ def out_of_memory(info: dict) -> bool:
         return True
     message = str(info.get("message", "")).lower()
     return info.get("type") == "RuntimeError" and any(m in message for m in MEMORY_MARKERS)
-
-
-class ReplyReader:
-    """Reads a worker's replies in a thread, for platforms that cannot wait on a pipe with
-    ``select`` (Windows); ``get`` then waits on a queue, with the same time limit."""
-
-    def __init__(self, fd: int):
-        self._queue: queue.Queue = queue.Queue()
-        self._failure: BaseException | None = None
-        threading.Thread(target=self._run, args=(fd,), daemon=True).start()
-
-    def _run(self, fd: int) -> None:
-        while True:
-            try:
-                self._queue.put((True, wire.recv(fd)))
-            except (wire.ChannelClosed, wire.BadMessage) as exc:
-                self._queue.put((False, exc))
-                return
-            except OSError:
-                self._queue.put((False, wire.ChannelClosed()))
-                return
-
-    def get(self, timeout: float) -> Any:
-        if self._failure is not None:
-            raise self._failure
-        try:
-            ok, value = self._queue.get(timeout=timeout)
-        except queue.Empty:
-            raise wire.ChannelTimeout() from None
-        if not ok:
-            self._failure = value
-            raise value
-        return value
 
 
 @dataclass
@@ -213,6 +181,8 @@ class WorkerHandle:
         except wire.ChannelClosed:
             code = self.returncode()
             self.kill()
+            if self.started and code in TAMPERED:  # its tripwire or guard went off
+                raise Tampered(TAMPERED[code]) from None
             raise WorkerLost("error", self._exit_reason(code), ours=not self.started) from None
         except wire.BadMessage as exc:
             self.kill()
@@ -318,6 +288,24 @@ class WorkerHandle:
                     ) from None
                 raise
         return self.receive(wanted)
+
+    def finish(self, grace: float = FINISH_GRACE_S) -> None:
+        """End a worker that has answered every call: ask its loop to end and read its exit
+        status; ``Tampered`` if its tripwire or guard went off, even after its last reply."""
+        if self.closed or self.reader is not None:
+            return
+        try:
+            wire.send(self.req_fd, {"action": END, "args": {}})
+        except OSError:
+            pass
+        deadline = time.monotonic() + grace
+        code = self.returncode()
+        while code is None and time.monotonic() < deadline:
+            code = self.returncode()
+        if code is None:
+            self.kill()
+        elif code in TAMPERED:
+            raise Tampered(TAMPERED[code])
 
     def output(self) -> str:
         """What student code printed (capped at ``limits.max_output_kb``)."""
