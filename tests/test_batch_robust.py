@@ -184,3 +184,81 @@ def test_a_judge_past_its_deadline_is_killed_and_the_batch_finishes(tmp_path):
     assert (out / "index.html").exists() and (out / "gradebook.csv").exists()
     again = batch(str(klass), "-o", str(out), *six, env=env)
     assert "0 graded now, 3 from an earlier run" in again.stdout, again.stdout
+
+
+# A wrapper that runs a batch and reports the largest resident set any process of it reached:
+# RUSAGE_CHILDREN covers every descendant that was waited for (judges, fork server, workers).
+MEASURED = """
+import json, resource, subprocess, sys, time
+began = time.monotonic()
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"code": proc.returncode, "peak_kib": peak_kib, "out": proc.stdout,
+                  "err": proc.stderr, "wall_s": time.monotonic() - began}))
+"""
+
+ATTACKS = {  # submission -> (exercise, hostile file, what its row or its exercise says)
+    "shape": ("3.1", "forged_tensor_shape.py", "the worker sent a reply the grader refuses"),
+    "lists": ("4.1", "forged_empty_lists.py", "the worker sent a reply the grader refuses"),
+    "threads": ("4.3", "tamper_dup2_thread.py", "tampered: "),
+    "rearm": ("4.3", "tamper_rearm_finalizer.py", "tampered: "),
+    "silence": ("4.3", "tamper_silence_guard.py", "tampered: "),
+    "memory": ("3.1", "memory_blowup.py", "ran out of memory"),
+}
+
+
+@pytest.mark.slow
+def test_a_class_of_attacks_is_graded_within_bounds(tmp_path):
+    """Issue 32's attacks handed in together as a class: the batch finishes with a row for
+    each, each gets its verdict, no process of the grader grows past 3.5 GiB, and no judge runs
+    past its deadline plus 5 s."""
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    from grader.batch.config import Settings
+    from grader.batch.pool import judge_deadline
+    from grader.protocol.limits import Limits
+
+    hostile = ROOT / "tests" / "hostile"
+    klass = tmp_path / "class"
+    make_submission(klass / "honest")
+    for name, (_, case, _) in ATTACKS.items():
+        exercise = ATTACKS[name][0]
+        make_submission(klass / name, {exercise: hostile / case})
+    (klass / "deep.ipynb").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    limits = Limits(
+        call_timeout_s=8.0, import_timeout_s=8.0, exercise_budget_s=40.0, memory_mb=1024
+    )
+    (klass / "grading.toml").write_text(
+        f"max_examples = 2\n[limits]\ncall_timeout_s = {limits.call_timeout_s:g}\n"
+        f"import_timeout_s = {limits.import_timeout_s:g}\n"
+        f"exercise_budget_s = {limits.exercise_budget_s:g}\n"
+        f"memory_mb = {limits.memory_mb}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
+               "-j", "2"]  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True,
+                          text=True, cwd=ROOT, timeout=1200)  # fmt: skip
+    report = json.loads(done.stdout)
+    assert report["code"] == 1, report["err"] + report["out"]
+    book = rows(out)
+    assert set(book) == {"honest", "deep", *ATTACKS}
+    assert book["honest"]["status"] == "passed"
+    assert "nested too deeply" in book["deep"]["reason"]
+    db = sqlite3.connect(out / "gradebook.sqlite")
+    for name, (exercise, _, words) in ATTACKS.items():
+        (said,) = db.execute(
+            "SELECT group_concat(message, ' ') FROM checks "
+            "WHERE submission = ? AND exercise_id = ?",
+            (name, exercise),
+        ).fetchone()
+        assert said and words in said, (name, said)
+    deadline = judge_deadline(Settings(limits=limits))
+    for name, seconds in db.execute("SELECT name, duration_s FROM submissions"):
+        assert seconds <= deadline + 5, (name, seconds, deadline)
+    assert report["peak_kib"] < 3.5 * 2**20, report["peak_kib"]
+    assert (out / "index.html").exists()
