@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from nbsupport import seed_style_notebook, solution_notebook, solution_source, write_notebook
-from support import ROOT, TEST_MAX_EXAMPLES
+from support import CORPUS, ROOT, TEST_MAX_EXAMPLES, grade_folder, make_submission
 
 from grader.intake.cells import CONTRACT, strip_magics
 from grader.intake.load import load_submission
@@ -271,3 +271,143 @@ def test_code_too_deep_to_parse_is_skipped_without_harming_the_rest(tmp_path):
         assert len(skipped) == 2 and "cell 1" in skipped[0] and "cell 2" in skipped[1]
     finally:
         sub.cleanup()
+
+
+# --- places in the student's terms: the cell and the line in it ------------------------------
+
+CRASHING_3_1 = (CORPUS / "ex3_1" / "wrong_no_transpose.py").read_text(encoding="utf-8")
+BROKEN_3_3 = "import torch\n\n\ndef gpt2_small_attention()\n    return None\n"
+STUB_4_1 = (ROOT / "exercises" / "ex4_1_parameter_counts.py").read_text(encoding="utf-8")
+
+
+def line_of(source: str, text: str, after: str = "") -> int:
+    """The line (from 1) of ``source`` where ``text`` first appears (after ``after``)."""
+    lines = source.splitlines()
+    start = next(i for i, line in enumerate(lines) if after in line) if after else 0
+    return next(i for i, line in enumerate(lines) if i >= start and text in line) + 1
+
+
+def places_notebook(path, tagged: bool):
+    """A runtime error in 3.1 (cell 4), a syntax error in 3.3 (cell 6), 4.1 not written
+    (cell 8): each after a markdown cell and behind a few lines of the student's own, so that
+    neither the cell's position nor its line is the exercise file's."""
+
+    def tags(ex_id):
+        return [f"exercise-{ex_id}"] if tagged else []
+
+    mine = "# my answer\n\n"
+    return write_notebook(
+        path,
+        [
+            ("markdown", "# Chapter 3"),
+            ("code", "!pip install -q torch\nimport torch\nx = torch.rand(3)"),
+            ("markdown", "## 3.1"),
+            ("code", mine + CRASHING_3_1, tags("3.1")),
+            ("markdown", "## 3.3"),
+            ("code", mine + BROKEN_3_3, tags("3.3")),
+            ("markdown", "## 4.1"),
+            ("code", mine + STUB_4_1, tags("4.1")),
+        ],
+    )
+
+
+@pytest.mark.parametrize("tagged", [True, False], ids=["tagged", "untagged"])
+def test_a_notebooks_failures_name_the_cell_and_the_line_in_it(tmp_path, tagged):
+    sub = load_submission(places_notebook(tmp_path / "places.ipynb", tagged))
+    try:
+        result = grade(sub, ["3.1", "3.3", "4.1"], max_examples=TEST_MAX_EXAMPLES)
+    finally:
+        sub.cleanup()
+    crashed, broken, stub = result.exercises
+    files = [e.filename for e in EXERCISES]
+
+    # A traceback's frame: the cell (by position, markdown cells counted) and its line.
+    line = line_of(CRASHING_3_1, "sa_v1.W_query.copy_(") + 2
+    raised = [c.message for c in crashed.checks if "raised" in c.message]
+    assert raised, [c.message for c in crashed.checks]
+    for message in raised:
+        assert f"(in cell 4, line {line}, in transfer_weights: sa_v1.W_query.copy_(" in message
+
+    # A syntax error: the cell and the line, where Python says it and where the judge does.
+    line = line_of(BROKEN_3_3, "def gpt2_small_attention()") + 2
+    assert broken.status == "error"
+    for check in broken.checks:
+        assert "your cell does not parse" in check.message, check.message
+        assert f"(cell 6, line {line})" in check.message
+        assert f"(in cell 6, line {line}: def gpt2_small_attention()" in check.message
+
+    # Not done yet: the cell and the line of the function still to write, not exercises/...
+    assert stub.checks and all(c.message.startswith("not done yet") for c in stub.checks)
+    for check in stub.checks:
+        name = next(n for n in ("feedforward_params", "attention_params") if n in check.message)
+        line = line_of(STUB_4_1, f"def {name}") + 2
+        # where the stub said exercises/ex4_1_parameter_counts.py
+        assert check.message.startswith(f"not done yet: write {name}() in cell 8, line {line}")
+
+    for ex in result.exercises:
+        for check in ex.checks:
+            assert not any(f in check.message for f in files), check.message
+            assert "In [" not in check.message  # a notebook file's cells go by position
+
+
+def test_each_line_of_a_notebooks_exercise_file_knows_its_cell_and_line(tmp_path):
+    cells = [
+        ("markdown", "intro"),
+        ("code", "import torch\n\nimport torch.nn as nn; A = 1"),
+        ("code", "x = 1\n\n\n@torch.no_grad()\ndef transfer_weights(sa_v2, sa_v1):\n"
+                 "    sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight.T * A)\n"),
+    ]  # fmt: skip
+    sub = notebook_submission(write_notebook(tmp_path / "p.ipynb", cells))
+    try:
+        places = sub.places["ex3_1_weight_transfer.py"]
+        text = sub.files["3.1"].read_text().splitlines()
+    finally:
+        sub.cleanup()
+    assert places.names == {"transfer_weights": ("cell 3", 5)}  # its def, not its decorator
+    where = {text[n - 1]: places.place(n) for n in range(1, len(text) + 1)}
+    assert where["import torch"] == ("cell 2", 1)
+    assert where["A = 1"] == ("cell 2", 3)  # written anew (it shared a line): its own line
+    assert where["@torch.no_grad()"] == ("cell 3", 4)
+    assert where["    sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight.T * A)"] == ("cell 3", 6)
+    assert places.place(1) is None  # the file's heading: no cell
+
+
+def test_a_folders_messages_keep_their_file_and_line(tmp_path):
+    folder = make_submission(tmp_path / "f", {"3.1": CORPUS / "ex3_1" / "wrong_no_transpose.py"})
+    (ex,) = grade_folder(folder, ["3.1"]).exercises
+    line = line_of(CRASHING_3_1, "sa_v1.W_query.copy_(")
+    assert any(
+        f"(in ex3_1_weight_transfer.py, line {line}, in transfer_weights:" in c.message
+        for c in ex.checks
+    ), [c.message for c in ex.checks]
+
+
+def test_a_not_done_message_that_names_no_file_gets_the_cell_and_line_at_its_end():
+    from grader.intake.submission import Places
+    from grader.judge.snippets import cell_message
+
+    places = {"ex3_1_weight_transfer.py": Places(names={"transfer_weights": ("cell 5", 3)})}
+    said = "not done yet: write transfer_weights() in the cell tagged exercise-3.1.\nmore"
+    assert cell_message(said, "3.1", "a check", places) == (
+        "not done yet: write transfer_weights() in the cell tagged exercise-3.1. "
+        "(in cell 5, line 3)\nmore"
+    )
+
+
+def test_every_place_in_a_message_is_said_as_a_cell_and_the_words_fit_a_notebook():
+    from grader.intake.submission import Places, Span
+    from grader.judge.snippets import cell_message
+
+    places = {"ex3_2_wrapper_2d.py": Places([Span(4, 6, "cell In [9]", 2)])}
+    said = (
+        "importing your file failed: your code raised NameError: name 'torhc' is not defined "
+        "(in ex3_2_wrapper_2d.py, line 5, in <module>: import torhc)"
+    )
+    assert cell_message(said, "3.2", "c", places) == (
+        "running your cells failed: your code raised NameError: name 'torhc' is not defined "
+        "(in cell In [9], line 3, in <module>: import torhc)"
+    )
+    said = "your file does not parse: SyntaxError: bad (ex3_2_wrapper_2d.py, line 4)"
+    assert cell_message(said, "3.2", "c", places).endswith("bad (cell In [9], line 2)")
+    other = "your code raised E: x (in helpers.py, line 5, in f: g())"  # not a notebook's file
+    assert cell_message(other, "3.2", "c", places) == other

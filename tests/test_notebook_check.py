@@ -12,7 +12,7 @@ import nbformat
 import pytest
 from nbformat import v4
 from nbsupport import solution_source, write_notebook
-from support import CORPUS, TEST_MAX_EXAMPLES
+from support import CORPUS, ROOT, TEST_MAX_EXAMPLES
 
 from grader.commands.nbcheck import CheckError, exercise_id
 from grader.intake.notebook import cells_submission, history_cells
@@ -35,6 +35,11 @@ class Kernel:
         self.nb.cells.append(cell)
         self.client.execute_cell(cell, len(self.nb.cells) - 1)
         return cell.outputs
+
+    def cell(self, source: str) -> int:
+        """Run ``source`` as a new cell; its number in the kernel (``In [n]``)."""
+        self.run(source)
+        return self.nb.cells[-1].execution_count
 
     def check(self, source: str = CHECK_3_1) -> dict:
         """The data of the result a check cell shows (it must show exactly one)."""
@@ -137,6 +142,45 @@ def test_the_same_cells_get_the_same_result(kernel):
         "print(a == b, a['exercises'][0]['score'])"
     )
     assert out.text.split() == ["True", "5.0"]
+
+
+MINE = "# my answer, below a line of my own\n\n"
+
+
+def line_of(source: str, text: str) -> int:
+    return next(n for n, line in enumerate(source.splitlines(), start=1) if text in line)
+
+
+def shown(data: dict) -> str:
+    """A check's text, its wrapped lines joined again."""
+    return " ".join(data["text/plain"].split())
+
+
+def test_a_failure_names_the_kernels_cell_and_the_line_in_it(kernel):
+    """A traceback's frame as IPython names it (``In [n]``) and the line in that cell, not
+    the line of an exercise file the student never had (before 3.3 and 4.1 are answered)."""
+    n = kernel.cell(MINE + CRASHING_3_1)
+    text = shown(kernel.check())
+    line = line_of(CRASHING_3_1, "sa_v1.W_query.copy_(") + 2
+    assert f"(in cell In [{n}], line {line}, in transfer_weights: sa_v1.W_query" in text
+    assert "ex3_1_weight_transfer.py" not in text
+
+    broken = "import torch\n\n\ndef gpt2_small_attention()\n    return None\n"
+    n = kernel.cell(MINE + broken)  # IPython's SyntaxError: the cell ran all the same
+    text = shown(kernel.check('grader.check("3.3")'))
+    line = line_of(broken, "def gpt2_small_attention()") + 2
+    assert (
+        f"your cell does not parse: SyntaxError: expected ':' (cell In [{n}], line {line})" in text
+    )
+    assert f"(in cell In [{n}], line {line}: def gpt2_small_attention()" in text
+    assert "ex3_3_gpt2_attention.py" not in text
+
+    stub = (ROOT / "exercises" / "ex4_1_parameter_counts.py").read_text(encoding="utf-8")
+    n = kernel.cell(MINE + stub)
+    text = shown(kernel.check('grader.check("4.1")'))
+    line = line_of(stub, "def feedforward_params") + 2
+    assert f"not done yet: write feedforward_params() in cell In [{n}], line {line}" in text
+    assert "exercises/" not in text
 
 
 def test_check_all_grades_all_six(kernel):

@@ -40,6 +40,17 @@ class Cell:
         run = f" (In [{self.execution_count}])" if self.execution_count else ""
         return f"cell {self.index}{run}"
 
+    def place(self, ran: bool) -> str:
+        """The cell as the student finds it: ``cell In [15]`` among a kernel's inputs (the number
+        beside it in the notebook), ``cell 7`` in a notebook file (its position among all cells,
+        markdown cells included, counting from 1)."""
+        return f"cell In [{self.execution_count}]" if ran else f"cell {self.index}"
+
+    def named(self, ran: bool) -> str:
+        """How notes name the cell: ``cell 7 (In [15])`` in a notebook file (with the count it
+        was saved with), ``cell In [15]`` among a kernel's inputs."""
+        return self.place(ran) if ran else self.label
+
     def exercise_tag(self) -> str | None:
         for tag in self.tags:
             if tag.startswith(TAG_PREFIX) and tag[len(TAG_PREFIX) :] in CONTRACT:

@@ -19,7 +19,10 @@ student ran the notebook top to bottom), so the book's ``GPTModel`` that a 4.2 h
 written against is not replaced by the split-dropout ``GPTModel`` of 4.3 further down; the
 contract's own names resolve to their last definition (a tagged cell's first). The selected
 statements are written verbatim, in notebook order, to one exercise file per exercise, and
-``Submission.notes`` says which cells were used.
+``Submission.notes`` says which cells were used. ``Submission.places`` keeps, for each file, where
+its lines were in the cells (``cell 7``, by position in a notebook file; ``cell In [15]``, by
+execution count, among a kernel's inputs), so that the judge names the cell and line of a
+traceback, a syntax error or an unwritten answer (``grader.judge.snippets.in_cells``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from grader.intake.cells import CONTRACT, TAG_PREFIX, Cell, python_cell, read_cells
 from grader.intake.names import statement_names
-from grader.intake.submission import Submission
+from grader.intake.submission import Places, Span, Submission
 from grader.shared.registry import EXERCISES
 
 # Method calls that change the object they are called on (``cfg.update(...)``).
@@ -212,11 +215,28 @@ class _Index:
         return later[0] if later else len(self.stmts)
 
 
+def contract_definitions(
+    stmts: list[Statement], exercise_id: str, index: _Index | None = None
+) -> dict[str, int]:
+    """The statement that is the answer for each name exercise ``exercise_id`` asks for (its
+    last definition in a cell tagged for the exercise, else its last definition), for the names
+    that are defined at all, in the contract's order."""
+    index = index or _Index(stmts)
+    tagged = {st.order for st in stmts if st.cell.exercise_tag() == exercise_id}
+    answers = {}
+    for name in CONTRACT[exercise_id]:
+        i = index.last_def(name, tagged) if tagged else None
+        if i is None:
+            i = index.last_def(name)
+        if i is not None:
+            answers[name] = i
+    return answers
+
+
 def select(stmts: list[Statement], exercise_id: str) -> tuple[list[Statement], list[str]]:
     """The statements exercise ``exercise_id`` needs, in notebook order, and the contract
     names that were found."""
     index = _Index(stmts)
-    tagged = {st.order for st in stmts if st.cell.exercise_tag() == exercise_id}
     chosen: set[int] = set()
     queue: list[int] = []
 
@@ -236,14 +256,10 @@ def select(stmts: list[Statement], exercise_id: str) -> tuple[list[Statement], l
                 ):
                     add(later.order)
 
-    found = []
-    for name in CONTRACT[exercise_id]:
-        i = index.last_def(name, tagged) if tagged else None
-        if i is None:
-            i = index.last_def(name)
-        if i is not None:
-            found.append(name)
-            add(i)
+    answers = contract_definitions(stmts, exercise_id, index)
+    found = list(answers)
+    for i in answers.values():
+        add(i)
     while queue:
         i = queue.pop()
         st = stmts[i]
@@ -270,17 +286,27 @@ def _defines_textually(cell: Cell, names: tuple[str, ...]) -> bool:
 # --- writing the exercise files ------------------------------------------------------------
 
 
-def _render(notebook: str, exercise_id: str, chosen: list[Statement]) -> str:
-    parts = [f'"""Exercise {exercise_id}, taken from the notebook {notebook}."""\n']
+def _render(
+    notebook: str, exercise_id: str, chosen: list[Statement], ran: bool = False
+) -> tuple[str, Places]:
+    """The exercise file of the statements ``chosen``, and where its lines were in the cells."""
+    lines = [f'"""Exercise {exercise_id}, taken from the notebook {notebook}."""', ""]
+    places = Places()
     previous: Statement | None = None
     for st in chosen:
         if previous is None or st.cell is not previous.cell:
-            parts.append(f"\n# --- {st.cell.label} ---")
+            lines += ["", f"# --- {st.cell.named(ran)} ---"]
         elif st.lines[0] > previous.lines[1] + 1:
-            parts.append("")  # the blank line the notebook had between them
-        parts.append(st.text)
+            lines.append("")  # the blank line the notebook had between them
+        text = st.text.split("\n")
+        exact = text == st.cell.source.splitlines()[st.lines[0] - 1 : st.lines[1]]
+        first = len(lines) + 1
+        places.spans.append(
+            Span(first, first + len(text) - 1, st.cell.place(ran), st.lines[0], exact)
+        )
+        lines += text
         previous = st
-    return "\n".join(parts) + "\n"
+    return "\n".join(lines) + "\n", places
 
 
 def _cells_text(cells: list[Cell], ran: bool) -> str:
@@ -317,6 +343,7 @@ def cells_submission(
     folder.mkdir()
     (folder / "__init__.py").write_text('"""Exercises taken from a notebook."""\n')
     files: dict[str, Path] = {}
+    places: dict[str, Places] = {}
     notes: list[str] = []
     broken = [c for c in cells if c.error]
     any_tags = any(c.exercise_tag() for c in cells)
@@ -330,8 +357,9 @@ def cells_submission(
             # student sees the syntax error and its line.
             target.write_text(unparsed[-1].source, encoding="utf-8")
             files[ex.id] = target
+            places[ex.filename] = Places([Span(1, None, unparsed[-1].place(ran), 1)])
             notes.append(
-                f"{ex.id}: {unparsed[-1].label} is not valid Python "
+                f"{ex.id}: {unparsed[-1].named(ran)} is not valid Python "
                 f"({unparsed[-1].error}); it was graded as written"
             )
             continue
@@ -340,7 +368,10 @@ def cells_submission(
             where = "the cells run so far" if ran else "the notebook"
             notes.append(f"{ex.id}: no definition of {wanted} found in {where}")
             continue
-        target.write_text(_render(notebook, ex.id, chosen), encoding="utf-8")
+        text, places[ex.filename] = _render(notebook, ex.id, chosen, ran)
+        for name, i in contract_definitions(stmts, ex.id).items():
+            places[ex.filename].names[name] = (stmts[i].cell.place(ran), stmts[i].node.lineno)
+        target.write_text(text, encoding="utf-8")
         files[ex.id] = target
         used = sorted({st.cell.index: st.cell for st in chosen}.values(), key=lambda c: c.index)
         how = (
@@ -353,8 +384,8 @@ def cells_submission(
         how = "" if ran else f" ({how})"
         notes.append(f"{ex.id}: graded from {_cells_text(used, ran)}{how}{extra}")
     for cell in broken:
-        if not any(cell.label in n for n in notes):
-            notes.append(f"{cell.label} is not valid Python ({cell.error}) and was skipped")
+        if not any(cell.named(ran) in n for n in notes):
+            notes.append(f"{cell.named(ran)} is not valid Python ({cell.error}) and was skipped")
     dropped = sum(c.dropped_lines for c in cells)
     if dropped:
         notes.append(f"{dropped} shell (!), magic (%) or help (?) line(s) were left out")
@@ -364,4 +395,5 @@ def cells_submission(
         files=files,
         notes=notes,
         _tmp=tmp,
+        places=places,
     )

@@ -1,4 +1,4 @@
-"""Reproduce snippets that run the code that was graded.
+"""Reproduce snippets that run the code that was graded, and locations in the student's terms.
 
 A check writes its snippet with the import a student's clone would use,
 ``from exercises.<module> import <names>``. ``point_at`` turns that line into a call of
@@ -11,8 +11,11 @@ stubs an installation provides.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from grader.result.schema import ExerciseResult
+from grader.intake.submission import Places
+from grader.result.schema import NOT_DONE, ExerciseResult
+from grader.shared.registry import BY_ID
 
 IMPORT = re.compile(r"^from exercises\.\w+ import (.+)$", re.M)
 LOADER = (
@@ -49,3 +52,70 @@ def point_at(results: list[ExerciseResult], shown_as: str | None) -> None:
         for check in exercise.checks:
             if check.reproduce:
                 check.reproduce = load_source(check.reproduce, exercise.id, shown_as)
+
+
+# A place in a student's file as the judge writes it (a traceback's frame, a syntax error:
+# "(in F.py, line N, ..." ) and as Python's SyntaxError says it ("expected ':' (F.py, line N)").
+LOCATION = re.compile(r"\((?P<in>in )?(?P<file>[\w.-]+\.py), line (?P<line>\d+)(?=[,:)])")
+
+
+# What the judge says of a file, said of a notebook's code.
+NOTEBOOK_WORDS = (
+    ("your file does not parse", "your cell does not parse"),
+    ("importing your file failed", "running your cells failed"),
+)
+
+
+def in_cells(results: list[ExerciseResult], places: Mapping[str, Places]) -> None:
+    """Say every place in a file taken from a notebook as its cell and line (in place);
+    nothing changes for a folder's files (no ``places``)."""
+    if not places:
+        return
+    for exercise in results:
+        for check in exercise.checks:
+            check.message = cell_message(check.message, exercise.id, check.name, places)
+
+
+def cell_message(
+    message: str, exercise_id: str, check_name: str, places: Mapping[str, Places]
+) -> str:
+    """``message`` with its places said as cells (see ``in_cells``)."""
+
+    def replace(match: re.Match) -> str:
+        found = places.get(match.group("file"))
+        where = found.place(int(match.group("line"))) if found else None
+        return f"({match.group('in') or ''}{where[0]}, line {where[1]}" if where else match.group(0)
+
+    message = LOCATION.sub(replace, message)
+    for said, meant in NOTEBOOK_WORDS:
+        if message.startswith(said):
+            message = meant + message[len(said) :]
+    own = places.get(BY_ID[exercise_id].filename) if exercise_id in BY_ID else None
+    if message.startswith(NOT_DONE) and own is not None and own.names:
+        message = _not_done_in_cells(message, exercise_id, check_name, own)
+    return message
+
+
+def _not_done_in_cells(message: str, exercise_id: str, check_name: str, own: Places) -> str:
+    """A "not done yet" message with the cell and line of the name it is about (the first of
+    the exercise's names that its first line, else the check's name, mentions): the stub's
+    ``exercises/<file>`` becomes ``cell 7, line 3``; a message that names no file gets
+    `` (in cell 7, line 3)`` at the end of its first line."""
+    first, newline, rest = message.partition("\n")
+    names = list(own.names)
+    name = next(
+        (
+            n
+            for text in (first, check_name)
+            for n in names
+            if re.search(rf"\b{re.escape(n)}\b", text)
+        ),
+        names[0],
+    )
+    cell, line = own.names[name]
+    path = f"exercises/{BY_ID[exercise_id].filename}"
+    if path in first:
+        first = first.replace(path, f"{cell}, line {line}")
+    else:
+        first += f" (in {cell}, line {line})"
+    return first + newline + rest
