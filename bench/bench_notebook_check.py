@@ -8,15 +8,16 @@ timed right before it in the same run. The kernels run this repository's grader
 - *first call, cold*: a new kernel, the answers run, then one cell
   ``import grader; grader.check("3.1")``: the judge process starts in that cell.
 - *first call after a setup cell*: a new kernel whose first cell is ``import grader`` (as in
-  the notebook ``grade notebook`` writes, where it starts the judge process), then the answers,
-  then ``grader.check("3.1")`` at once (no time to think in between: the worst case of that
-  notebook).
+  the notebook ``grade notebook`` writes; it starts no process: the bench counts the kernel's
+  child processes right after it), then the answers, then ``grader.check("3.1")``, which
+  starts the judge process.
 - *later calls*: the same kernel. Each exercise after its answer cell was edited and run
   again (graded again); ``check("3.1")`` with nothing changed and ``check_all()`` right after
   the six checks (results of unchanged code are kept by the judge process); ``check_all()``
   after all six answers were edited.
 
-Last, the memory the judge process costs (summed PSS of it, its fork server and the workers).
+Last, the processes ``import grader`` started in the kernel (the goal is none), and the
+memory the judge process costs (summed PSS of it, its fork server and the workers).
 
     python bench/bench_notebook_check.py [--runs 3]
 """
@@ -40,6 +41,13 @@ from grader.shared.registry import EXERCISES as ALL
 
 SOLUTION = ROOT / "tests" / "submissions" / "solution" / "exercises"
 TIMEOUT_S = 600
+
+# A cell that prints how many processes the kernel has started that still run.
+CHILDREN = """\
+import glob as _glob, os as _os
+_tasks = _glob.glob(f"/proc/{_os.getpid()}/task/*/children")
+print(sum(len(open(_t).read().split()) for _t in _tasks))
+"""
 
 
 def answers() -> list[str]:
@@ -101,7 +109,10 @@ def baseline(python: str) -> float:
 
 
 def one_run(
-    python: str, figures: dict[str, list[tuple[float, float]]], memory: list[float]
+    python: str,
+    figures: dict[str, list[tuple[float, float]]],
+    memory: list[float],
+    started: list[int],
 ) -> None:
     cells = answers()
 
@@ -117,6 +128,8 @@ def one_run(
     base = baseline(python)
     with kernel() as kc:
         execute(kc, "import grader")
+        _, outputs = execute(kc, CHILDREN)
+        started.append(int(outputs[0]["text"]))
         for cell in cells:
             execute(kc, cell)
         note("first call after a setup cell", timed_check(kc, 'grader.check("3.1")'), base)
@@ -144,9 +157,10 @@ def main() -> None:
     figures: dict[str, list[tuple[float, float]]] = {}
     bases: list[float] = []
     memory: list[float] = []
+    started: list[int] = []
     for _ in range(args.runs):
         bases.append(baseline(python))
-        one_run(python, figures, memory)
+        one_run(python, figures, memory, started)
     print(f"import torch: {statistics.median(bases):.2f} s (median of {len(bases)})")
     print(f"{'what':<38} {'wall':>7}  {'ratio':>6} {'[min-max]':<13} goal")
     for name, pairs in figures.items():
@@ -158,6 +172,7 @@ def main() -> None:
             f"{name:<38} {statistics.median(walls):5.2f} s  {statistics.median(ratios):5.2f}x "
             f"{spread:<13} {goal}"
         )
+    print(f"processes started by `import grader` in a kernel: {max(started)} (goal: 0)")
     if memory:
         print(f"judge process, its fork server and workers (summed PSS): {max(memory):.0f} MiB")
 

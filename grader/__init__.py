@@ -2,11 +2,11 @@
 and compares against the reference models, and sandboxed workers that run student code.
 
 In a notebook, ``import grader; grader.check("3.1")`` grades an exercise from the cells the
-kernel has run (``grader.commands.nbcheck``); importing ``grader`` imports nothing heavy."""
+kernel has run (``grader.commands.nbcheck``). Importing ``grader`` imports nothing heavy and
+starts no process, in a Jupyter kernel too: the judge process of ``grader.check`` starts on the
+first check."""
 
 from __future__ import annotations
-
-import sys
 
 from grader.shared.version import __version__  # noqa: F401  (re-exported)
 
@@ -24,9 +24,3 @@ def check_all(*, seed: int | None = None, max_examples: int | None = None):
     from grader.commands.nbcheck import check_all as check_all_in_kernel
 
     return check_all_in_kernel(seed=seed, max_examples=max_examples)
-
-
-if "ipykernel" in sys.modules:  # in a Jupyter kernel: start the judge process of grader.check
-    from grader.commands.nbcheck import prestart
-
-    prestart()

@@ -4,7 +4,10 @@ own, so nothing the kernel patched reaches it. Plus the renderings, without a ke
 
 from __future__ import annotations
 
+import inspect
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -73,6 +76,27 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def child_pids() -> list[int]:
+    """The processes this process started that still run (psutil's, else /proc's account).
+    Runs in a kernel too (its source is sent as a cell), so it imports what it needs."""
+    import glob
+    import os
+
+    try:
+        import psutil
+
+        return sorted(p.pid for p in psutil.Process().children())
+    except ImportError:
+        found = []
+        for task in glob.glob(f"/proc/{os.getpid()}/task/*/children"):
+            with open(task) as f:
+                found += [int(pid) for pid in f.read().split()]
+        return sorted(found)
+
+
+CHILD_PIDS = inspect.getsource(child_pids) + "\nprint(child_pids())"
 
 
 def status(data: dict) -> str:
@@ -222,6 +246,55 @@ def test_a_fresh_kernel_one_line_for_an_unknown_id_missing_answers_and_no_torch(
         "grader.check: no exercise '9.9'; the exercises are "
         '"3.1", "3.2", "3.3", "4.1", "4.2", "4.3"'
     ]
+
+
+def test_import_grader_starts_no_process_the_first_check_starts_the_judge(tmp_path):
+    """``import grader`` in a kernel (the install cell of the handed-out notebook) costs no
+    process, and no few hundred MB: the judge process starts on the first check, which works."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(
+        write_notebook(
+            tmp_path / "lazy.ipynb",
+            [
+                ("code", f"{CHILD_PIDS}\nimport grader\n{CHILD_PIDS}"),
+                ("code", f"import time\ntime.sleep(1)\n{CHILD_PIDS}"),  # nothing later either
+                ("code", solution_source("3.1")),
+                ("code", f"r = grader.check('3.1', max_examples={TEST_MAX_EXAMPLES})\nr.passed"),
+                ("code", f"{CHILD_PIDS}\nprint(grader.commands.nbcheck.JUDGE._proc.pid)"),
+            ],
+        ),
+        as_version=4,
+    )
+    NotebookClient(nb, timeout=600, kernel_name="python3").execute()
+    before, after = nb.cells[0].outputs[0].text.splitlines()
+    assert before == after == "[]"
+    assert nb.cells[1].outputs[0].text.strip() == "[]"
+    (passed,) = nb.cells[3].outputs
+    assert passed.data["text/plain"] == "True"
+    children, judge = nb.cells[4].outputs[0].text.splitlines()
+    assert children == f"[{judge}]"  # the judge process, started by the check
+
+
+@pytest.mark.parametrize("kernel_shaped", [False, True], ids=["plain", "kernel-shaped"])
+def test_import_grader_in_a_fresh_interpreter_starts_no_process(kernel_shaped):
+    """The same in a fresh interpreter; ``kernel_shaped``: with ipykernel imported and an
+    IPython shell that has a kernel, what ``import grader`` used to start the judge on."""
+    shape = (
+        "import ipykernel\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance().kernel = object()\n"
+    )
+    code = (
+        (shape if kernel_shaped else "")
+        + "import grader, sys, time\n"
+        + "time.sleep(0.5)\n"
+        + CHILD_PIDS
+        + "\nprint('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[]", "False"]
 
 
 # --- the renderings, without a kernel ----------------------------------------------------------

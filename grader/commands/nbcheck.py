@@ -3,8 +3,8 @@
 The kernel's input history (IPython's raw inputs, ``In [1]``, ``In [2]``, ...: every cell run,
 in the order run, the current one included) is sent as plain JSON to a judge process of its
 own (``grader.commands.nbjudge``), started from this kernel with a fresh interpreter on the
-first check
-(or when ``grader`` is imported in a kernel) and kept for the kernel's lifetime. That process
+first check (never before: ``import grader`` starts no process, so a kernel that never checks
+never pays the judge's few hundred MB) and kept for the kernel's lifetime. That process
 reads the inputs with ``grader.intake.notebook`` (never runs them) and grades the exercise files in
 sandboxed workers, exactly as ``grade`` grades a notebook. Nothing is graded in the kernel:
 a cell that patched ``torch.allclose`` or redefined ``reference.MultiHeadAttention`` changes
@@ -50,12 +50,9 @@ class JudgeProcess:
         self._asked = 0
         self._stderr: IO[bytes] | None = None  # what the process wrote there, for a failure
 
-    def start(self) -> None:
-        """Start the process unless it runs (returns at once: it imports torch meanwhile)."""
-        with self._lock:
-            self._start_locked()
-
     def _start_locked(self) -> None:
+        """Start the process unless it runs here: on the first ``ask`` (the first check), or
+        the first after it stopped or this process forked."""
         if self._proc is not None and self._proc.poll() is None and self._owner == os.getpid():
             return
         self._owner = os.getpid()
@@ -142,20 +139,6 @@ def _reply_line(stream: IO[bytes], wanted: int) -> bytes:
 
 JUDGE = JudgeProcess()
 atexit.register(JUDGE.close)
-
-
-def in_kernel() -> bool:
-    """Whether this is a Jupyter kernel (any front end) whose shell is running."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
-def prestart() -> None:
-    """Start the judge process now, in a Jupyter kernel (``import grader`` calls this), so
-    that the first check finds torch imported."""
-    if in_kernel():
-        JUDGE.start()
 
 
 def kernel_inputs() -> list[str]:

@@ -36,7 +36,8 @@ defines (`transfer_weights`, `make_2d_wrapper`, ...): the grader calls them.
 - To grade an exercise, run the cell under its answer (`grader.check("3.1")`): it grades
   the cells you have run, as they ran (no need to save), in a separate process, and shows
   the result below, with a small input that breaks each failing check, a hint and a snippet
-  that reproduces it. The last cell grades all six.
+  that reproduces it. The first check in a kernel takes a few seconds more: it starts that
+  process. The last cell grades all six.
 """
 
 INSTALL = """\
