@@ -198,7 +198,7 @@ def make_class(folder: Path, size: int, copies: int, seed: int) -> list[tuple[st
 
 
 def timed(label: str, fn, *args):
-    from grader.batch import similarity
+    from grader.analysis import similarity
 
     similarity._prepared.cache_clear()  # as in a new process: nothing tokenized yet
     start = time.perf_counter()
@@ -208,16 +208,16 @@ def timed(label: str, fn, *args):
 
 
 def loaded(db) -> dict:
-    from grader.batch import answers
-    from grader.batch.gradebook import exercise_ids
+    from grader.analysis import answers
+    from grader.batch.ledger import exercise_ids
 
     return {ex: answers.fingerprints(db, ex) for ex in exercise_ids(db)}
 
 
 def with_index(fps: dict) -> set:
     """The pairs above the floor, found through the fingerprint index."""
-    from grader.batch.insight import FLOOR
-    from grader.batch.similarity import compare
+    from grader.analysis.insight import FLOOR
+    from grader.analysis.similarity import compare
 
     return {(ex, a, b) for ex, f in fps.items() for a, b, _ in compare(f, FLOOR).pairs}
 
@@ -226,8 +226,8 @@ def brute_force(fps: dict) -> set:
     """The same pairs, by comparing every pair of answers directly (what the index avoids)."""
     from collections import Counter
 
-    from grader.batch.insight import FLOOR
-    from grader.batch.similarity import MIN_SHARED, MIN_TOKENS, common_cap
+    from grader.analysis.insight import FLOOR
+    from grader.analysis.similarity import MIN_SHARED, MIN_TOKENS, common_cap
 
     found = set()
     for ex, f in fps.items():
@@ -246,7 +246,7 @@ def brute_force(fps: dict) -> set:
 def run(size: int, copies: int, seed: int, keep: bool = False) -> None:
     from types import SimpleNamespace
 
-    from grader.batch import insight
+    from grader.analysis import insight
     from grader.batch.entries import content_hash, discover
     from grader.batch.ledger import Ledger
     from grader.shared.registry import EXERCISES
@@ -316,7 +316,7 @@ def quality() -> None:
     from copying import disguise
     from support import CORPUS, SOLUTION
 
-    from grader.batch.similarity import similarity
+    from grader.analysis.similarity import similarity
     from grader.shared.registry import EXERCISES
 
     copies, independent, unscored = [], [], 0

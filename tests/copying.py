@@ -10,7 +10,7 @@ import io
 import random
 import tokenize
 
-from grader.batch.tokens import CONTRACT_NAMES, _Roles
+from grader.analysis.tokens import CONTRACT_NAMES, _Roles
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta", "zeta", "rho",
          "tmp", "val", "thing", "item", "obj", "res", "data", "foo", "bar", "baz"]  # fmt: skip

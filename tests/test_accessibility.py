@@ -19,9 +19,9 @@ from pagecheck import axe, counts, explain, needs_browser
 from report_cases import all_results, edge_result
 from test_batch_insight import FAILS, class_answers, result_for
 
-from grader.batch import answers, insight
-from grader.batch.dashboard import write_dashboard
+from grader.analysis import answers, insight
 from grader.batch.ledger import Ledger
+from grader.classview.dashboard import write_dashboard
 from grader.result.nbview import CheckReport
 from grader.result.report_html import render_html
 from grader.result.schema import NOT_DONE, TAMPERED, CheckResult, ExerciseResult, GradeResult

@@ -403,14 +403,14 @@ def test_the_judges_are_forked_from_the_main_process_with_torch_imported_once(tm
     marks.mkdir()
     code = (
         "import os, sys\n"
-        "from grader.batch import boot\n"
+        "from grader.batch import judges\n"
         "from grader.commands import cli\n"
-        "original = boot.init_judge\n"
+        "original = judges.init_judge\n"
         "def spy(*args):\n"
         f"    with open(os.path.join({str(marks)!r}, str(os.getpid())), 'w') as f:\n"
         "        f.write(str('torch' in sys.modules and 'hypothesis' in sys.modules))\n"
         "    original(*args)\n"
-        "boot.init_judge = spy\n"
+        "judges.init_judge = spy\n"
         f"code = cli.main(['batch', {str(klass)!r}, '-o', {str(out)!r}, '-j', '2', *{FAST!r}])\n"
         "print('torch' in sys.modules, code)\n"
     )
@@ -424,8 +424,9 @@ def test_the_judges_are_forked_from_the_main_process_with_torch_imported_once(tm
 
 def test_judges_are_fresh_interpreters_when_the_main_process_runs_threads(monkeypatch):
     """A fork while another thread holds a lock would leave it held in the judge forever."""
-    from grader.batch import boot
+    from grader.batch import judges
+    from grader.judge import parallel
 
-    monkeypatch.setattr(boot.threading, "active_count", lambda: 2)
-    context, initargs, servers = boot.judge_processes("default", 2)
+    monkeypatch.setattr(parallel, "threads_here", lambda: 2)  # as the kernel counts them
+    context, initargs, servers = judges.judge_processes("default", 2)
     assert context.get_start_method() == "spawn" and servers == [] and len(initargs) == 2

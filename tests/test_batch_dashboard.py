@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from pagecheck import BROWSER, FLAGS, needs_browser
 
-from grader.batch.dashboard import check_rates, context, histogram, write_dashboard
-from grader.batch.gradebook import gradebook_csv
 from grader.batch.ledger import Ledger
+from grader.classview.dashboard import check_rates, context, histogram, write_dashboard
+from grader.classview.gradebook import gradebook_csv
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 CHECKS = {"3.1": ["outputs match", "sa_v2 unchanged"], "4.1": ["ff count", "att count"]}

@@ -18,10 +18,10 @@ from copying import disguise
 from support import CORPUS, ROOT, SOLUTION
 from test_batch_dashboard import HOSTILE, chromium, needs_browser
 
-from grader.batch import answers, insight
-from grader.batch.dashboard import write_dashboard
-from grader.batch.failures import counterexample_kind, message_kind, split_hint
+from grader.analysis import answers, insight
+from grader.analysis.failures import counterexample_kind, message_kind, split_hint
 from grader.batch.ledger import Ledger
+from grader.classview.dashboard import write_dashboard
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.shared.registry import BY_ID
 

@@ -24,8 +24,8 @@ from support import ROOT, SOLUTION, grade_folder, make_submission
 
 import grader.commands.cli
 import grader.judge.engine
-from grader.batch.dashboard import render_dashboard
 from grader.batch.ledger import Ledger
+from grader.classview.dashboard import render_dashboard
 from grader.judge.launch.reader import ReplyReader
 from grader.protocol.limits import Limits
 from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tampered

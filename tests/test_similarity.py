@@ -17,10 +17,10 @@ from copying import disguise
 from nbsupport import write_notebook
 from support import CORPUS, ROOT, SOLUTION, make_submission
 
-from grader.batch import answers, insight, similarity
+from grader.analysis import answers, insight, similarity
+from grader.analysis.tokens import NEWLINE, normalize
 from grader.batch.entries import content_hash, discover
 from grader.batch.ledger import Ledger
-from grader.batch.tokens import NEWLINE, normalize
 from grader.shared.registry import BY_ID, EXERCISES
 
 SETTINGS = SimpleNamespace(unzip_mb=64, unzip_files=2000)

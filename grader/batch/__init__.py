@@ -1,8 +1,12 @@
 """``grade batch``: grading a whole class of submissions in parallel, resumably.
 
-One module per job: ``config`` (grading.toml), ``entries`` (what is in DIR, content hashes,
-shards), ``extract`` (safe unzipping), ``intake`` (an entry turned into a ``Submission``),
-``boot`` (setting up one judge process), ``pool`` (the judge processes and their jobs),
-``ledger`` (OUT's files and the SQLite database), ``gradebook`` (the CSV), ``dashboard``
-(index.html) and ``progress`` (the progress bar or plain lines).
+One module per job: ``config`` (grading.toml), ``course_seed`` (the seed a batch grades with),
+``entries`` (what is in DIR, content hashes, shards), ``extract`` (safe unzipping), ``intake``
+(an entry turned into a ``Submission``), ``judges`` (starting the judge processes and setting
+each one up), ``pool`` (the judge processes and their jobs), ``ledger`` (OUT's files and the
+SQLite database) and ``progress`` (the progress bar or plain lines).
+
+What is done with a graded class lives beside it: the class-level analyses (alike answers,
+failure groups, the public-seed comparison) in ``grader.analysis``, the gradebook CSV and the
+dashboard in ``grader.classview``.
 """

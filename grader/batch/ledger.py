@@ -112,6 +112,12 @@ def connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+def exercise_ids(db: sqlite3.Connection) -> list[str]:
+    """The exercises the batch graded, in order (meta ``exercises``)."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'exercises'").fetchone()
+    return json.loads(row[0]) if row else []
+
+
 def write_report(result_dict: dict, path: Path) -> bool:
     """Render the HTML report of one result to ``path`` atomically; False without the renderer."""
     try:

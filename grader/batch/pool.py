@@ -37,7 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch import boot
+from grader.batch import judges as boot  # starts and sets up the judge processes
 from grader.batch.config import Settings
 from grader.batch.entries import Entry
 from grader.batch.intake import open_entry

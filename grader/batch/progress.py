@@ -7,7 +7,7 @@ import shutil
 import sys
 from typing import TextIO
 
-from grader.batch.gradebook import number
+from grader.shared.csvtext import number
 
 
 class Progress:
@@ -23,7 +23,7 @@ class Progress:
 
             class Bar(tqdm):
                 # No monitor thread: the judges are forked from this process, which must then
-                # run no other thread (grader.batch.boot); each submission updates the bar.
+                # run no other thread (grader.batch.judges); each submission updates the bar.
                 monitor_interval = 0
 
             sized = shutil.get_terminal_size((0, 0)).columns > 0  # a pty may report 0x0

@@ -180,9 +180,9 @@ def record_safely(ledger, row: dict, result: dict, hide_seed: bool = False) -> N
 
 def finish(ledger, title: str) -> None:
     """The class-level outputs, rebuilt from the database (so a resumed run writes the same)."""
-    from grader.batch.dashboard import write_dashboard
-    from grader.batch.gradebook import write_gradebook
-    from grader.batch.insight import write_insight
+    from grader.analysis.insight import write_insight
+    from grader.classview.dashboard import write_dashboard
+    from grader.classview.gradebook import write_gradebook
 
     ledger.fill_reports()
     if ledger.report_errors:
@@ -224,7 +224,7 @@ def main(argv: list[str]) -> int:
 
         raise UsageError(shard_needs_seed())
     if settings.sandbox == "strict":  # refuse now, in one line, not in every judge process
-        from grader.batch.boot import make_starter
+        from grader.batch.judges import make_starter
         from grader.judge.launch.starter import close_default_server
 
         make_starter("strict")
@@ -269,12 +269,12 @@ def main(argv: list[str]) -> int:
         else:
             os.environ[TRACE_LOG_ENV] = trace_log
     ledger.prune({e.name for e in entries})
-    from grader.batch.insight import collect_answers
+    from grader.analysis.insight import collect_answers
 
     collect_answers(ledger, entries, hashes, settings)  # for similarity.csv
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     if args.compare_public:
-        from grader.batch.compare import grade_public
+        from grader.analysis.compare import grade_public
 
         grade_public(args.out, entries, hashes, settings, jobs)
     finish(ledger, args.title)

@@ -74,7 +74,7 @@ def main(argv: list[str]) -> int:
     opened = [(folder, *_open_shard(folder)) for folder in args.shards]
     _check_same_settings([(folder, meta) for folder, _, meta in opened])
 
-    from grader.batch import answers
+    from grader.analysis import answers
     from grader.batch.ledger import DB_NAME, SCHEMA, Ledger, atomic_write, connect
     from grader.commands.batch import finish, summary_line
 

@@ -5,7 +5,7 @@ of the exercises it will grade, imported once with the garbage collector off and
 ``grade``, the notebook's judge process and each judge process of ``grade batch`` start this
 way. One thread: the judge's tensors are small, and the cores are its workers' (they come from
 the fork server and keep torch's default thread count). And no thread pool: a judge forks
-(``grader.judge.parallel``, ``grader.batch.boot``), and a fork beside another thread could leave
+(``grader.judge.parallel``, ``grader.batch.judges``), and a fork beside another thread could leave
 a lock held forever in the child. Torch is held to one thread before it runs any operation, so
 its OpenMP pool never starts; numpy's OpenBLAS (which torch imports) is told to use one thread
 before it loads, so it starts no pool either (the judge never calls it: numpy only shows a

@@ -11,28 +11,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sqlite3
 from pathlib import Path
 
-from grader.batch.ledger import atomic_write
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def number(x: float) -> str:
-    """A score as a spreadsheet reads it: at most two decimals, no trailing zeros."""
-    text = f"{round(float(x), 2):.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
-
-
-def cell(text: str) -> str:
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def exercise_ids(db: sqlite3.Connection) -> list[str]:
-    row = db.execute("SELECT value FROM meta WHERE key = 'exercises'").fetchone()
-    return json.loads(row[0]) if row else []
+from grader.batch.ledger import atomic_write, exercise_ids
+from grader.shared.csvtext import cell, number
 
 
 def gradebook_csv(db: sqlite3.Connection) -> str:

@@ -9,8 +9,8 @@ import sqlite3
 from typing import Any
 from urllib.parse import quote
 
-from grader.batch import similarity
-from grader.batch.insight import FLOOR
+from grader.analysis import similarity
+from grader.analysis.insight import FLOOR
 
 MAX_PAIRS_SHOWN = 100  # the rest are in similarity.csv
 MATCH_COLOURS = 6

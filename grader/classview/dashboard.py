@@ -4,7 +4,7 @@
 It shows the class summary, a histogram of total scores and each check's failure rate (both
 drawn in HTML and CSS: text a screen reader reads, a long check name cut with an ellipsis and
 whole on hover), each check's failures grouped by kind, the pairs of alike answers side by side
-(``grader.batch.insight_view``), and a table of submissions, sortable by any column (by mouse
+(``grader.classview.insight_view``), and a table of submissions, sortable by any column (by mouse
 or keyboard), linking to each report. The page is self-contained: no script, style sheet or
 font is fetched from anywhere. Failure rates count the submissions that were graded (not those
 that could not be read).
@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from grader.batch.compare import public_gaps
-from grader.batch.gradebook import exercise_ids, number
-from grader.batch.insight_view import failures_view, similarity_view
-from grader.batch.ledger import atomic_write
+from grader.analysis.compare import public_gaps
+from grader.batch.ledger import atomic_write, exercise_ids
+from grader.classview.insight_view import failures_view, similarity_view
 from grader.judge.seeds import PUBLIC_SEED
 from grader.result.report_html import environment
 from grader.result.schema import TAMPERED
+from grader.shared.csvtext import number
 from grader.shared.registry import BY_ID
 from grader.shared.version import __version__
 

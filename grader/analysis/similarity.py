@@ -1,5 +1,5 @@
 """Which answers to an exercise are alike beyond chance: token fingerprints with winnowing,
-as MOSS computes them, over the normalized tokens of ``grader.batch.tokens``.
+as MOSS computes them, over the normalized tokens of ``grader.analysis.tokens``.
 
 Each answer is cut into overlapping k-grams of ``K`` normalized tokens, each hashed
 (deterministically: the same hashes on every run and machine, so they can be stored). The
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from grader.batch.tokens import Token, normalize, package_files
+from grader.analysis.tokens import Token, normalize, package_files
 
 K = 6  # tokens per k-gram
 WINDOW = 4  # winnowing window: matches of K + WINDOW - 1 = 9 tokens are always seen

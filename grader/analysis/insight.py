@@ -27,11 +27,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from grader.batch import answers, similarity
+from grader.analysis import answers, similarity
+from grader.analysis.failures import failure_groups
 from grader.batch.entries import Entry
-from grader.batch.failures import failure_groups
-from grader.batch.gradebook import cell, exercise_ids
-from grader.batch.ledger import Ledger, atomic_write
+from grader.batch.ledger import Ledger, atomic_write, exercise_ids
+from grader.shared.csvtext import cell
 
 FLOOR = 0.5  # pairs below this similarity are not reported
 CSV_NAME = "similarity.csv"

@@ -19,8 +19,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from grader.analysis.similarity import Fingerprint, base_key, fingerprint
 from grader.batch.entries import Entry
-from grader.batch.similarity import Fingerprint, base_key, fingerprint
 
 MAX_ANSWER_BYTES = 256 * 1024  # an answer is a few KiB; more is read no further
 
