@@ -22,9 +22,14 @@ mutant is against the unparsed original). The operators, named by ``Mutant.kind`
   word, ``n_heads``/``n_layers``, and the next one in order of first use);
 - ``return``: a returned value replaced by ``None``;
 - ``statement``: a statement replaced by ``pass``, or a ``with`` block run without its context
-  manager.
+  manager;
+- ``alias``, ``attribute``, ``method``, ``config``, ``flag``, ``wrap``, ``order``, ``dict``,
+  ``slice``: the student-minded operators of ``bench/mutops.py`` (a copy dropped or made in
+  place, ``self.W_query`` -> ``self.W_key``, ``view`` -> ``reshape``, ``cfg["emb_dim"]`` ->
+  ``768``, ``bias=`` flipped, ``nn.Parameter(w)`` -> ``w``, two statements swapped, ...).
 
-Docstrings and imports are never mutated. Only the standard library is used.
+Docstrings and imports are never mutated, nor the functions a caller names in ``skip``. Only
+the standard library is used.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ from __future__ import annotations
 import ast
 import copy
 import difflib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+
+import mutops
 
 BINOPS: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
@@ -102,11 +109,14 @@ def nodes(tree: ast.AST) -> list[ast.AST]:
     return out
 
 
-def _frozen(tree: ast.Module) -> set[int]:
-    """The positions (in ``nodes`` order) of the nodes never mutated: docstrings, imports."""
+def _frozen(tree: ast.Module, skip: Collection[str] = ()) -> set[int]:
+    """The positions (in ``nodes`` order) of the nodes never mutated: docstrings, imports, and
+    the functions (and methods) named in ``skip``."""
     order = {id(n): i for i, n in enumerate(nodes(tree))}
     frozen: set[int] = set()
     for node in nodes(tree):
+        if isinstance(node, ast.FunctionDef) and node.name in skip:
+            frozen |= {order[id(n)] for n in nodes(node)}
         body = getattr(node, "body", None)
         if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef) and body:
             first = body[0]
@@ -312,24 +322,38 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
         yield "statement", f"deleted: {first}", lambda n, r: r(ast.Pass())
 
 
-def mutants(source: str) -> list[Mutant]:
-    """Every mutant of ``source`` (a module), in source order, without duplicates."""
+def _all_edits(node: ast.AST, keys: dict, default: bool, ctx: mutops.Context, frozen: set[int]):
+    yield from _edits(node, keys, default)
+    src = ast.unparse(node) if not isinstance(node, ast.operator | ast.cmpop) else ""
+    short = src if len(src) <= 60 else src[:57] + "..."
+    yield from mutops.edits(node, ctx, keys, frozen, short)
+
+
+def mutants(
+    source: str, kinds: Collection[str] | None = None, skip: Collection[str] = ()
+) -> list[Mutant]:
+    """Every mutant of ``source`` (a module), in source order, without duplicates; only those
+    of ``kinds`` when given, and none in the functions named in ``skip``."""
     tree = ast.parse(source)
     original = ast.unparse(tree)
-    frozen = _frozen(tree)
+    frozen = _frozen(tree, skip)
+    every = nodes(tree)
+    frozen_ids = {id(every[i]) for i in frozen}
+    ctx = mutops.context(tree)
     keys = _subscript_keys(tree)
     defaults = _in_default(tree)
     seen = {original}
     out: list[Mutant] = []
     line = 0
-    for position, node in enumerate(nodes(tree)):
+    for position, node in enumerate(every):
         line = getattr(node, "lineno", line)  # a comprehension has none: its parent's
-        if position in frozen or isinstance(node, ast.Module):
+        if position in frozen:
             continue
-        for kind, description, edit in _edits(node, keys, id(node) in defaults):
+        found = _all_edits(node, keys, id(node) in defaults, ctx, frozen_ids)
+        for kind, description, edit in found:
             mutated = copy.deepcopy(tree)
             target = nodes(mutated)[position]
-            edit(target, _replacer(mutated, target))
+            edit(target, _replacer(mutated, target) if position else None)
             ast.fix_missing_locations(mutated)
             try:
                 text = ast.unparse(mutated)
@@ -338,6 +362,7 @@ def mutants(source: str) -> list[Mutant]:
                 continue  # not a valid module (e.g. an empty body)
             if text in seen:
                 continue
-            seen.add(text)
-            out.append(Mutant(kind, description, line, text, original))
+            seen.add(text)  # a mutant an older operator made too keeps that operator's kind
+            if kinds is None or kind in kinds:
+                out.append(Mutant(kind, description, line, text, original))
     return out

@@ -9,14 +9,21 @@ Survivors are either holes in the checks or changes the contract allows (see
 ``docs/mutation.md``, which lists them).
 
     python bench/mutate.py [-e ID ...] [--limit N] [-j N] [--seed N] [--max-examples N]
-                           [--answers] [--json FILE] [--list]
+                           [--answers] [--book] [--kind KIND ... | --new] [--again JSON]
+                           [--file NAME ...] [--json FILE] [--list]
 
 Prints the mutation score per exercise and in total, then every survivor with its diff.
 ``--limit N`` grades only the first N mutants of each file; ``-j N`` grades in N judge
 processes (default 1: the machine may be shared); ``--answers`` also mutates the corpus's
 correct answers (``tests/corpus/exN_M/correct_*.py``: own copies of the book's classes, closed
-forms), whose code reaches further than the solutions'. Exit status 0 when every mutant was
-killed, 1 when some survived, 2 when an unmutated file itself fails.
+forms), whose code reaches further than the solutions'; ``--book`` also mutates the answers
+of the book's style (the seed-style notebook ``tests/notebooks/seed_style.txt``, taken apart by
+the grader's own notebook intake: the book's classes copied in, ``nn.Parameter(w.T)``, the
+124M config as GPT-2 small). ``--kind KIND`` keeps only the mutants of those operators and
+``--new`` only those of the student-minded operators of ``bench/mutops.py``; ``--again JSON``
+grades again only the survivors of an earlier run (its ``--json``, made with the same options),
+after a check changed; ``--file NAME`` mutates only the files of that name. Exit status 0
+when every mutant was killed, 1 when some survived, 2 when an unmutated file itself fails.
 """
 
 from __future__ import annotations
@@ -39,11 +46,21 @@ if str(ROOT) not in sys.path:
     sys.path.insert(1, str(ROOT))
 
 from mutants import Mutant, mutants  # noqa: E402
+from mutops import NEW_KINDS  # noqa: E402
 
 from grader.shared.registry import BY_ID, EXERCISES  # noqa: E402
 
 SOLUTION = ROOT / "tests" / "submissions" / "solution"
 CORPUS = ROOT / "tests" / "corpus"
+SEED_STYLE = ROOT / "tests" / "notebooks" / "seed_style.txt"
+# Code an exercise's grading never runs, left unmutated: 4.1 and 4.2 count the parameters of
+# modules they build, so the forward methods of the book's classes copied into an answer (the
+# seed-style notebook's) never run, and every mutant of them would survive.
+NEVER_RUN = {"4.1": ("forward",), "4.2": ("forward",)}
+KINDS = (
+    *("operator", "compare", "constant", "default", "transpose", "swap", "keyword", "return"),
+    *("statement", *NEW_KINDS),
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,37 @@ def mutated_files(exercise_id: str, answers: bool = False) -> list[Path]:
     found = [SOLUTION / "exercises" / BY_ID[exercise_id].filename]
     if answers:
         found += sorted((CORPUS / BY_ID[exercise_id].module).glob("correct_*.py"))
+    return found
+
+
+def seed_style_answers() -> dict[str, str]:
+    """The seed-style notebook's answer to each exercise, as ``grade`` takes it from the
+    notebook (its cells in the 'percent' format: ``# %%`` starts a code cell)."""
+    from grader.intake.cells import python_cell
+    from grader.intake.notebook import cells_submission
+
+    cells, kind, lines = [], None, []
+    for line in SEED_STYLE.read_text(encoding="utf-8").splitlines() + ["# %%"]:
+        if line in ("# %%", "# %% [markdown]"):
+            if kind == "code":
+                cells.append(python_cell(len(cells) + 1, len(cells) + 1, (), "\n".join(lines)))
+            kind, lines = ("markdown" if "markdown" in line else "code"), []
+        else:
+            lines.append(line)
+    sub = cells_submission(cells, SEED_STYLE.name, SEED_STYLE.name)
+    try:
+        return {k: p.read_text(encoding="utf-8") for k, p in sub.files.items()}
+    finally:
+        sub.cleanup()
+
+
+def sources(exercise_id: str, answers: bool = False, book: bool = False) -> list[tuple[str, str]]:
+    """(name, source) of every file mutated for ``exercise_id``: the solution's, the corpus's
+    correct answers (``answers``), the seed-style notebook's answer (``book``)."""
+    found = [(p.name, p.read_text(encoding="utf-8")) for p in mutated_files(exercise_id, answers)]
+    if book:
+        name = f"seed_style/{BY_ID[exercise_id].filename}"
+        found.append((name, seed_style_answers()[exercise_id]))
     return found
 
 
@@ -188,6 +236,25 @@ def score_table(verdicts: Iterable[Verdict], exercise_ids: list[str]) -> str:
     return "\n".join(rows)
 
 
+def source_of(file: str) -> str:
+    """Whose answer a mutated file is: the instructor's solution, the corpus's, the seed-style
+    notebook's."""
+    if file.startswith("seed_style/"):
+        return "seed-style notebook"
+    return "corpus answers" if file.startswith("correct_") else "solutions"
+
+
+def source_table(verdicts: Iterable[Verdict]) -> str:
+    """The same counts per source of the mutated files."""
+    verdicts = list(verdicts)
+    rows = ["| source | mutants | killed | survived |", "|---|---:|---:|---:|"]
+    for source in ("solutions", "corpus answers", "seed-style notebook"):
+        group = [v for v in verdicts if source_of(v.file) == source]
+        killed = sum(v.killed for v in group)
+        rows += [f"| {source} | {len(group)} | {killed} | {len(group) - killed} |"] if group else []
+    return "\n".join(rows)
+
+
 def survivors_text(verdicts: Iterable[Verdict]) -> str:
     out = []
     for v in verdicts:
@@ -205,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, help="the grading seed (default: the public one)")
     p.add_argument("--max-examples", type=int, help="examples per check (default: the grader's)")
     p.add_argument("--answers", action="store_true", help="also the corpus's correct answers")
+    p.add_argument("--book", action="store_true", help="also the seed-style notebook's answers")
+    p.add_argument("--kind", dest="kinds", action="append", choices=KINDS, help="only these")
+    p.add_argument("--new", action="store_true", help="only the operators of bench/mutops.py")
+    p.add_argument("--again", type=Path, metavar="JSON", help="only the survivors of that run")
+    p.add_argument("--file", dest="files", action="append", help="only the files of this name")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every verdict here")
     p.add_argument("--list", action="store_true", help="list the mutants, grade nothing")
     args = p.parse_args(argv)
@@ -212,14 +284,23 @@ def main(argv: list[str] | None = None) -> int:
 
     jobs: list[Job] = []
     originals = []
+    kinds = NEW_KINDS if args.new else tuple(args.kinds) if args.kinds else None
+    again = None
+    if args.again:  # the same options, the same mutants: grade the survivors of that run again
+        earlier = json.loads(args.again.read_text())
+        again = {(v["file"], v["index"]) for v in earlier if not v["killed"]}
     for ex_id in exercise_ids:
-        for path in mutated_files(ex_id, args.answers):
-            found = file_mutants(path)
-            originals += [(ex_id, path.name, found[0].original)] if found else []
+        for name, source in sources(ex_id, args.answers, args.book):
+            if args.files and name not in args.files:
+                continue
+            found = mutants(source, kinds, NEVER_RUN.get(ex_id, ()))
+            originals += [(ex_id, name, found[0].original)] if found else []
             for i, m in enumerate(found[: args.limit]):
+                if again is not None and (name, i) not in again:
+                    continue
                 if args.list:
-                    print(f"{path.name} #{i} line {m.line} [{m.kind}] {m.description}")
-                jobs.append((ex_id, path.name, i, m, args.seed, args.max_examples))
+                    print(f"{name} #{i} line {m.line} [{m.kind}] {m.description}")
+                jobs.append((ex_id, name, i, m, args.seed, args.max_examples))
     if args.list:
         return 0
 
@@ -237,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {v.file} #{v.index:<3} {mark} {v.seconds:5.2f} s  {v.description}")
 
     verdicts = run(jobs, args.processes, progress)
-    print(f"\n{score_table(verdicts, exercise_ids)}\n")
+    print(f"\n{score_table(verdicts, exercise_ids)}\n\n{source_table(verdicts)}\n")
     print(f"graded in {time.monotonic() - began:.0f} s\n")
     print(survivors_text(verdicts))
     if args.json:

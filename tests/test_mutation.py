@@ -1,6 +1,7 @@
 """The mutation testing of the checks (``bench/mutate.py``) keeps working: its mutants are valid
-one-change modules, and the grader kills a fixed handful of 3.2's, the changed default dropout
-among them (a hole before the default-dropout check existed)."""
+one-change modules, each operator makes the mutant it should, and the grader kills the mutants
+that were holes before a check was added: a fixed handful of 3.2's, the changed default dropout
+among them; heads that are one module (3.2); a block that swaps its LayerNorms (4.3)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import mutate  # noqa: E402
 from mutants import Mutant, mutants  # noqa: E402
+from mutops import NEW_KINDS  # noqa: E402
+
+SPLIT = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
 
 # The 3.2 mutants graded here, by description: every changed default, a swapped argument and a
 # dropped return value.
@@ -120,3 +124,164 @@ def test_the_score_table_counts_killed_and_survived(graded_3_2):
     assert f"| 3.2 | {len(GRADED_3_2)} | {len(GRADED_3_2)} | 0 | 100.0 % |" in table
     assert "| total |" in table
     assert "x.py #0 line 3 [constant] 1 -> 2" in mutate.survivors_text([survivor])
+    book = mutate.Verdict(
+        "3.1", "seed_style/x.py", 0, "alias", "d", 3, True, "failed", ("c",), 0.1, "d"
+    )
+    by_source = mutate.source_table([*graded_3_2, survivor, book])
+    assert f"| solutions | {len(GRADED_3_2) + 1} | {len(GRADED_3_2)} | 1 |" in by_source
+    assert "| seed-style notebook | 1 | 1 | 0 |" in by_source
+    assert "corpus answers" not in by_source
+
+
+# --- the student-minded operators (bench/mutops.py) --------------------------------------------
+
+SMALL = '''"""Doc."""
+import copy
+
+import torch
+from torch import nn
+
+
+class Net(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.W_query = nn.Linear(cfg["emb_dim"], cfg["emb_dim"], bias=cfg["qkv_bias"])
+        self.W_key = nn.Linear(cfg["emb_dim"], cfg["context_length"])
+        self.drop = nn.Dropout(cfg["drop_rate_attn"])
+        self.heads = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+        self.w = nn.Parameter(torch.ones(2))
+
+    def forward(self, x):
+        q = self.W_query(x).view(-1)
+        k = self.W_key(x)
+        s = q @ k.T
+        s.masked_fill_(s > 0, 0.0)
+        return s[:3]
+
+
+def configs(base):
+    small = copy.deepcopy(base)
+    large = {**base, "emb_dim": 1280, "n_layers": 36}
+    return {"small": small, "large": large}
+'''
+
+# (kind, a line of the mutant that only that mutation writes)
+NEW_OPERATOR_MUTANTS = [
+    ("alias", "small = base"),  # copy.deepcopy(base) -> base
+    ("alias", "large = base.update({'emb_dim': 1280, 'n_layers': 36}) or base"),
+    ("alias", "self.heads = nn.ModuleList([nn.Linear(2, 2)] * 3)"),
+    ("alias", "s.masked_fill(s > 0, 0.0)"),  # in place -> a copy whose result is lost
+    ("attribute", "q = self.W_key(x).view(-1)"),
+    ("attribute", "k = self.W_query(x)"),
+    ("method", "q = self.W_query(x).reshape(-1)"),
+    ("config", "self.drop = nn.Dropout(0.1)"),  # GPT-2 small's literal
+    ("config", "self.W_query = nn.Linear(768, cfg['emb_dim'], bias=cfg['qkv_bias'])"),
+    ("config", "self.W_query = nn.Linear(cfg['context_length'], cfg['emb_dim'], bias="),
+    ("flag", "bias=not cfg['qkv_bias'])"),
+    ("flag", "self.W_key = nn.Linear(cfg['emb_dim'], cfg['context_length'], bias=False)"),
+    ("flag", "self.drop = nn.Dropout(cfg['drop_rate_attn'], inplace=True)"),
+    ("wrap", "self.w = torch.ones(2)"),
+    ("wrap", "self.heads = [nn.Linear(2, 2) for _ in range(3)]"),
+    ("order", "s.masked_fill_(s > 0, 0.0)\n        s = q @ k.T"),
+    ("dict", "return {'small': large, 'large': small}"),
+    ("slice", "return s[:]"),
+    ("slice", "return s[:3 + 1]"),
+]
+
+
+@pytest.fixture(scope="module")
+def small_mutants() -> list[Mutant]:
+    return mutants(SMALL)
+
+
+@pytest.mark.parametrize(("kind", "line"), NEW_OPERATOR_MUTANTS)
+def test_each_new_operator_makes_the_mutant_it_should(small_mutants, kind, line):
+    found = [m for m in small_mutants if line in m.source and line not in m.original]
+    assert found, f"no mutant writes {line!r}"
+    assert {m.kind for m in found} == {kind}, [(m.kind, m.description) for m in found]
+    for m in found:
+        compile(m.source, "<mutant>", "exec")
+        assert m.diff().count("@@ ") == 1, m.diff()
+
+
+def test_new_kinds_filter_and_independent_statements_stay_in_order(small_mutants):
+    new = mutants(SMALL, NEW_KINDS)
+    assert {m.kind for m in new} <= set(NEW_KINDS)
+    assert {m.source for m in new} <= {m.source for m in small_mutants}
+    swaps = [m for m in new if m.kind == "order"]
+    # q and k are computed from x alone: swapping them is equivalent, so it is no mutant.
+    assert not any("k = self.W_key(x)\n        q =" in m.source for m in swaps)
+    # A key read again in the same function is the same mistake again: only its first read.
+    configs = [m for m in new if m.kind == "config"]
+    assert any("nn.Linear(768, cfg['emb_dim']" in m.source for m in configs)
+    assert not any("cfg['emb_dim'], 768" in m.source for m in configs)
+    assert not any("nn.Linear(768, cfg['context_length'])" in m.source for m in configs)
+
+
+def test_skipped_functions_are_not_mutated():
+    (forward,) = [n for n in ast.walk(ast.parse(SMALL)) if getattr(n, "name", "") == "forward"]
+    inside = range(forward.lineno, forward.end_lineno + 1)
+    assert any(m.line in inside for m in mutants(SMALL))
+    kept = mutants(SMALL, skip=("forward",))
+    assert kept and not any(m.line in inside for m in kept)
+
+
+def test_the_seed_style_answers_are_mutated_as_grade_takes_them():
+    for e in EXERCISES:
+        (name, source), *_ = [s for s in mutate.sources(e.id, book=True) if "seed_style" in s[0]]
+        assert name == f"seed_style/{e.filename}"
+        compile(source, name, "exec")
+    assert "torch.nn.Parameter(sa_v2.W_query.weight.T)" in mutate.seed_style_answers()["3.1"]
+
+
+def test_heads_that_are_one_module_are_killed_by_the_heads_check():
+    """The hole the new operators found: the seed-style 3.2 answer with its wrapper's heads
+    built as [CausalAttention(...)] * num_heads got full marks before the heads check."""
+    (source,) = [s for n, s in mutate.sources("3.2", book=True) if n.startswith("seed_style")]
+    (tied,) = [m for m in mutants(source, ("alias",)) if "one object repeated" in m.description]
+    status, failing = mutate.grade_source("3.2", tied.source, max_examples=TEST_MAX_EXAMPLES)
+    assert status != "passed"
+    assert failing == ("each of its two heads has weights of its own",)
+
+
+def test_a_block_that_swaps_its_layer_norms_is_killed():
+    """The second hole: with fresh weights both LayerNorms hold ones and zeros, so a block that
+    applies norm2 where the book applies norm1 gave the reference's logits until the oracle's
+    LayerNorms got weights of their own."""
+    (swap,) = [
+        m
+        for m in mutants(mutate.mutated_files("4.3")[0].read_text(), ("attribute",))
+        if m.description == "self.norm1 -> self.norm2"
+    ]
+    status, failing = mutate.grade_source("4.3", swap.source, max_examples=TEST_MAX_EXAMPLES)
+    assert status != "passed"
+    assert any("eval mode" in name for name in failing), failing
+
+
+def test_the_snippets_build_the_oracle_the_judge_builds():
+    import torch
+
+    from grader.judge.checks.gpt_reference import (
+        REFERENCE_WITH_RATES_SOURCE,
+        reference_with_rates,
+        split_config,
+    )
+    from reference import GPT_CONFIG_124M, GPTModel
+
+    small = {"vocab_size": 11, "context_length": 4, "emb_dim": 6, "n_heads": 2, "n_layers": 2}
+    cfg = split_config({**GPT_CONFIG_124M, **small}, dict.fromkeys(SPLIT, 0.25))
+    scope = {"torch": torch, "GPTModel": GPTModel}
+    exec(REFERENCE_WITH_RATES_SOURCE, scope)
+    torch.manual_seed(5)
+    judge = reference_with_rates(cfg)
+    after_judge = torch.rand(3)
+    torch.manual_seed(5)
+    snippet = scope["reference_with_rates"](cfg)
+    assert torch.equal(torch.rand(3), after_judge)  # the norms draw from a generator of their own
+    theirs = snippet.state_dict()
+    assert list(theirs) == list(judge.state_dict())
+    for name, value in judge.state_dict().items():
+        assert torch.equal(value, theirs[name]), name
+    norms = [judge.trf_blocks[0].norm1, judge.trf_blocks[0].norm2, judge.final_norm]
+    scales = [n.scale for n in norms]
+    assert not torch.equal(scales[0], scales[1]) and not torch.equal(scales[1], scales[2])

@@ -280,7 +280,7 @@ def _build_split_block(module, state, cfg: dict):
 
 PROBES: dict[str, dict[str, Probe]] = {
     "3.1": {"transfer": _transfer},
-    "3.2": {"build": _build_wrapper, "forward": _forward},
+    "3.2": {"build": _build_wrapper, "forward": _forward, "load": _load},
     "3.3": {"build": _build_gpt2_attention, "forward": _forward},
     "4.1": {
         "feedforward_params": _on_meta("feedforward_params"),

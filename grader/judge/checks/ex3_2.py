@@ -22,7 +22,9 @@ from grader.judge.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
+from grader.judge.checks.ex3_2_heads import HEADS_CHECK
 from grader.judge.checks.ex3_2_strategies import (
+    call_text,
     causal_cases,
     default_cases,
     wrapper_arguments,
@@ -36,12 +38,6 @@ from grader.judge.strategies import dropout_rates
 
 PROJECTION = re.compile(r"(?:.*\.)?W_(?:query|key|value)\.weight")
 MASK = re.compile(r"(?:.*\.)?mask")
-
-
-def call_text(ex: dict) -> str:
-    """The call, as Python; ``dropout`` None is a call without it."""
-    rate = "" if ex["dropout"] is None else f", {ex['dropout']}"
-    return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}{rate})"
 
 
 def rebuilt(reply: dict, owner: str) -> torch.nn.Module:
@@ -308,7 +304,7 @@ print("unchanged (causal):", torch.allclose(before[:, :{ex["keep"]}], after[:, :
 CHECKS = [
     Check(
         name="it is a MultiHeadAttentionWrapper with exactly two heads",
-        points=3,
+        points=2.5,
         strategy=wrapper_arguments(),
         run=check_two_heads,
         hint="keep num_heads=2 and the book's MultiHeadAttentionWrapper (one CausalAttention per "
@@ -316,6 +312,7 @@ CHECKS = [
         reproduce=reproduce_heads,
         max_examples=5,
     ),
+    HEADS_CHECK,
     Check(
         name="its context vectors are 2-dimensional for any d_in, context_length, batch and "
         "num_tokens",

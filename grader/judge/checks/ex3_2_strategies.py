@@ -1,11 +1,17 @@
 """The examples of exercise 3.2's checks: what ``make_2d_wrapper`` is called with (``dropout``
-None: called without it) and the batches its module is run on."""
+None: called without it), the call as Python, and the batches its module is run on."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
 from grader.judge.strategies import batched_inputs, dims, dropout_rates, torch_seeds
+
+
+def call_text(ex: dict) -> str:
+    """The call, as Python; ``dropout`` None is a call without it."""
+    rate = "" if ex["dropout"] is None else f", {ex['dropout']}"
+    return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}{rate})"
 
 
 @st.composite

@@ -3,7 +3,8 @@
 The other 4.3 checks see the block only through the student's ``GPTModel``, which may build it
 with more than ``cfg`` (``TransformerBlock(cfg, rate)``, a rate with a default). The contract's
 signature is ``TransformerBlock(cfg)``, so here the block is built from ``cfg`` alone, loaded with
-the reference block's weights and run in train mode on the judge's input, once with each of the
+the reference block's weights (its two LayerNorms with weights of their own:
+``gpt_reference.own_norms``) and run in train mode on the judge's input, once with each of the
 three rates at 1.0 and the other two at 0.0: ``drop_rate_shortcut`` must zero both shortcut
 branches, ``drop_rate_attn`` the attention weights, and ``drop_rate_emb`` nothing (it is
 ``GPTModel``'s). Rates of 1.0 and 0.0 draw no random numbers, so any way of applying dropout
@@ -16,11 +17,13 @@ import torch
 from hypothesis import strategies as st
 
 from grader.judge.checks.gpt_reference import (
+    OWN_NORMS_SOURCE,
     SPLIT_KEYS,
     built_module,
     config_source,
     isolated_rates,
     load_weights,
+    own_norms,
     rateless_config,
     set_block_rates,
     split_config,
@@ -62,7 +65,7 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
     """The reference block with ``cfg``'s rates, the input, and the block's train-mode output,
     made as the snippet makes them (shared: read only)."""
     seed_torch(ex["seed"])
-    block = set_block_rates(TransformerBlock(rateless_config(cfg)), cfg)
+    block = own_norms(set_block_rates(TransformerBlock(rateless_config(cfg)), cfg))
     shape = (ex["batch"], ex["n_tokens"], cfg["emb_dim"])
     x = torch.rand(shape, generator=torch.Generator().manual_seed(ex["seed"]))
     block.train()
@@ -95,6 +98,7 @@ import torch
 from reference import TransformerBlock
 from exercises.ex4_3_split_dropout import TransformerBlock as YourTransformerBlock
 
+{OWN_NORMS_SOURCE}
 base = {config_source(ex["cfg"])}
 for key in ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"):
     cfg = {{**base, **{{k: float(k == key) for k in
@@ -103,6 +107,7 @@ for key in ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"):
     reference = TransformerBlock({{**base, "drop_rate": 0.0}})
     reference.drop_shortcut.p = cfg["drop_rate_shortcut"]
     reference.att.dropout.p = cfg["drop_rate_attn"]
+    own_norms(reference)
     x = torch.rand({shape}, generator=torch.Generator().manual_seed({ex["seed"]}))
     block = YourTransformerBlock(cfg)  # built from cfg alone
     block.load_state_dict(dict(reference.named_parameters()), strict=False)  # its own mask

@@ -6,14 +6,16 @@ rebuild it.
 - ``ask_number`` calls a student's counting function (4.1, 4.2), which the worker runs on the
   ``meta`` device, and explains the errors that device causes.
 - The split-dropout oracle (4.3) is the reference ``GPTModel`` built with ``drop_rate=0`` whose
-  ``nn.Dropout`` modules then get each place's own rate; ``load_weights`` loads its parameters
-  (not its buffers) into the student's model.
+  ``nn.Dropout`` modules then get each place's own rate, and whose LayerNorms get scales and
+  shifts of their own (``own_norms``); ``load_weights`` loads its parameters (not its buffers)
+  into the student's model.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import torch
 from torch import nn
 
 from grader.judge import hints
@@ -139,11 +141,30 @@ def rateless_config(cfg: dict) -> dict:
 
 
 def reference_with_rates(cfg: dict) -> GPTModel:
-    """The reference model, each dropout at the rate ``cfg`` (a 4.3 config) gives its place.
+    """The reference model, each dropout at the rate ``cfg`` (a 4.3 config) gives its place,
+    each LayerNorm with weights of its own (``own_norms``).
 
     Built exactly as ``REFERENCE_WITH_RATES_SOURCE`` builds it, so that snippets reproduce it.
     """
-    return set_rates(GPTModel(rateless_config(cfg)), cfg)
+    return own_norms(set_rates(GPTModel(rateless_config(cfg)), cfg))
+
+
+def own_norms(model: nn.Module) -> nn.Module:
+    """``model`` with every LayerNorm's scale and shift drawn at random (from a generator of
+    their own: the torch seed's later draws stay the same); returns ``model``.
+
+    A fresh LayerNorm holds ones and zeros, so with fresh weights ``norm1``, ``norm2`` and
+    ``final_norm`` are one and the same function, and a block that applies ``norm2`` where the
+    book applies ``norm1`` would give the book's logits. Built exactly as ``OWN_NORMS_SOURCE``.
+    """
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".scale"):
+                p.copy_(torch.rand(p.shape, generator=g) + 0.5)
+            elif name.endswith(".shift"):
+                p.copy_(torch.rand(p.shape, generator=g) - 0.5)
+    return model
 
 
 def set_block_rates(block: nn.Module, rates: dict) -> nn.Module:
@@ -185,7 +206,24 @@ def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: st
         )
 
 
-REFERENCE_WITH_RATES_SOURCE = """\
+OWN_NORMS_SOURCE = """\
+def own_norms(model):
+    # Every LayerNorm its own scale and shift (fresh ones hold 1 and 0: norm1, norm2 and
+    # final_norm would be one and the same), from a generator of their own.
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith(".scale"):
+                p.copy_(torch.rand(p.shape, generator=g) + 0.5)
+            elif name.endswith(".shift"):
+                p.copy_(torch.rand(p.shape, generator=g) - 0.5)
+    return model
+"""
+
+REFERENCE_WITH_RATES_SOURCE = (
+    OWN_NORMS_SOURCE
+    + """
+
 def reference_with_rates(cfg):
     # The book's GPTModel, each nn.Dropout set to the rate of its place.
     base = {k: v for k, v in cfg.items() if not k.startswith("drop_rate")}
@@ -194,8 +232,9 @@ def reference_with_rates(cfg):
     for block in model.trf_blocks:
         block.drop_shortcut.p = cfg["drop_rate_shortcut"]
         block.att.dropout.p = cfg["drop_rate_attn"]
-    return model
+    return own_norms(model)
 """
+)
 
 
 # --- snippets ---------------------------------------------------------------------------------

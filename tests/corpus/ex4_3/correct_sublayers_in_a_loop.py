@@ -1,0 +1,53 @@
+"""Runs the block's two halves in a loop over (norm, sublayer) pairs, each added back to its
+shortcut after the shortcut dropout: the book's block written another way, norm1 before the
+attention and norm2 before the feed-forward."""
+
+import torch
+from torch import nn
+
+from reference import GPT_CONFIG_124M, FeedForward, LayerNorm, MultiHeadAttention
+
+GPT_CONFIG_SPLIT_DROPOUT = {k: v for k, v in GPT_CONFIG_124M.items() if k != "drop_rate"}
+GPT_CONFIG_SPLIT_DROPOUT.update(
+    {"drop_rate_emb": 0.1, "drop_rate_shortcut": 0.1, "drop_rate_attn": 0.1}
+)
+
+
+class TransformerBlock(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.att = MultiHeadAttention(
+            d_in=cfg["emb_dim"],
+            d_out=cfg["emb_dim"],
+            context_length=cfg["context_length"],
+            num_heads=cfg["n_heads"],
+            dropout=cfg["drop_rate_attn"],
+            qkv_bias=cfg["qkv_bias"],
+        )
+        self.ff = FeedForward(cfg)
+        self.norm1 = LayerNorm(cfg["emb_dim"])
+        self.norm2 = LayerNorm(cfg["emb_dim"])
+        self.drop_shortcut = nn.Dropout(cfg["drop_rate_shortcut"])
+
+    def forward(self, x):
+        for norm, sublayer in ((self.norm1, self.att), (self.norm2, self.ff)):
+            x = x + self.drop_shortcut(sublayer(norm(x)))
+        return x
+
+
+class GPTModel(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.tok_emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.pos_emb = nn.Embedding(cfg["context_length"], cfg["emb_dim"])
+        self.drop_emb = nn.Dropout(cfg["drop_rate_emb"])
+        self.trf_blocks = nn.Sequential(*[TransformerBlock(cfg) for _ in range(cfg["n_layers"])])
+        self.final_norm = LayerNorm(cfg["emb_dim"])
+        self.out_head = nn.Linear(cfg["emb_dim"], cfg["vocab_size"], bias=False)
+
+    def forward(self, in_idx):
+        batch_size, seq_len = in_idx.shape
+        x = self.tok_emb(in_idx) + self.pos_emb(torch.arange(seq_len, device=in_idx.device))
+        x = self.drop_emb(x)
+        x = self.trf_blocks(x)
+        return self.out_head(self.final_norm(x))
