@@ -13,6 +13,7 @@ from pathlib import Path
 
 from grader.intake.load import load_submission
 from grader.judge.engine import grade
+from grader.pipeline import refuse
 from grader.result.schema import GradeResult
 from grader.shared.registry import BY_ID, EXERCISES
 
@@ -85,7 +86,7 @@ def grade_folder(
 ) -> GradeResult:
     """Grade ``path``; its snippets name it ``shown_as`` (default: its path from here).
     A notebook's exercise files are removed after, as ``grade`` removes them."""
-    submission = load_submission(path, shown_as=shown_as)
+    submission = refuse(load_submission(path, shown_as=shown_as))  # as the pipeline does
     extra = {} if seed is None else {"seed": seed}
     try:
         return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)

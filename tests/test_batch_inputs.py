@@ -29,11 +29,12 @@ from grader.batch.entries import (
     shard,
     shard_from_env,
 )
-from grader.batch.extract import UnsafeZip, extract_zip, submission_root
-from grader.batch.intake import open_entry
+from grader.batch.pool import open_entry
 from grader.batch.progress import Progress
 from grader.intake.load import load_submission
 from grader.intake.submission import SubmissionError
+from grader.intake.zips import UnsafeZip, extract_zip, submission_root
+from grader.pipeline import open_path
 
 MiB = 2**20
 SOLUTION_FILE = SOLUTION / "exercises" / "ex3_1_weight_transfer.py"
@@ -199,7 +200,7 @@ def test_non_utf8_source_is_named(tmp_path):
     (folder / "ex3_1_weight_transfer.py").write_bytes(
         b"# caf\xe9 au lait\n" + SOLUTION_FILE.read_bytes()
     )
-    problems = load_submission(tmp_path / "sub").problems
+    problems = open_path(tmp_path / "sub").problems
     assert problems == {
         "3.1": "exercises/ex3_1_weight_transfer.py is not UTF-8 text (byte 0xe9 on line 1); "
         "save it as UTF-8"
@@ -219,7 +220,7 @@ def test_unknown_declared_encoding_is_named(tmp_path):
     folder = tmp_path / "sub" / "exercises"
     folder.mkdir(parents=True)
     (folder / "ex4_1_parameter_counts.py").write_bytes(b"# coding: klingon\nx = 1\n")
-    problems = load_submission(tmp_path / "sub").problems
+    problems = open_path(tmp_path / "sub").problems
     assert problems == {"4.1": "exercises/ex4_1_parameter_counts.py: unknown encoding: klingon"}
 
 
@@ -234,12 +235,12 @@ def test_unknown_declared_encoding_is_named(tmp_path):
     ids=["nul", "utf16", "8mb", "deep"],
 )
 def test_a_file_that_must_not_run_is_said_in_the_students_words(tmp_path, data, said):
-    """In every front end (load_submission refuses it): these read 'does not parse: ... null
+    """In every front end (the pipeline refuses it): these read 'does not parse: ... null
     bytes (in , line 0: )' and 'your code raised FileNotFoundError' before."""
     folder = tmp_path / "sub" / "exercises"
     folder.mkdir(parents=True)
     (folder / "ex4_1_parameter_counts.py").write_bytes(data)
-    sub = load_submission(tmp_path / "sub")
+    sub = open_path(tmp_path / "sub")
     assert sub.problems == {"4.1": f"exercises/ex4_1_parameter_counts.py {said}"}
     assert "4.1" not in sub.files
     proc = subprocess.run(

@@ -54,8 +54,8 @@ def read_answers(
     in the gradebook already says why), ``None`` when reading it failed on a bug of ours. A
     file that is not UTF-8, or a link, is left out; only its first ``MAX_ANSWER_BYTES`` are
     read."""
-    from grader.batch.intake import open_entry
-    from grader.intake.submission import SubmissionError
+    from grader.batch.entries import open_entry
+    from grader.pipeline import SubmissionError
 
     try:
         submission = open_entry(entry, scratch, max_bytes, max_files)

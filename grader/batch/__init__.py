@@ -1,10 +1,10 @@
 """``grade batch``: grading a whole class of submissions in parallel, resumably.
 
 One module per job: ``config`` (grading.toml), ``course_seed`` (the seed a batch grades with),
-``entries`` (what is in DIR, content hashes, shards), ``extract`` (safe unzipping), ``intake``
-(an entry turned into a ``Submission``), ``judges`` (starting the judge processes and setting
-each one up), ``pool`` (the judge processes and their jobs), ``ledger`` (OUT's files and the
-SQLite database) and ``progress`` (the progress bar or plain lines).
+``entries`` (what is in DIR, content hashes, shards, and each entry taken in through
+``grader.pipeline``), ``judges`` (starting the judge processes and setting each one up),
+``pool`` (the judge processes and their jobs), ``ledger`` (OUT's files and the SQLite
+database) and ``progress`` (the progress bar or plain lines).
 
 What is done with a graded class lives beside it: the class-level analyses (alike answers,
 failure groups, the public-seed comparison) in ``grader.analysis``, the gradebook CSV and the

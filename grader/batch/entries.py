@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from grader.pipeline import Submission, SubmissionError
 from grader.shared.safetext import safe_name
 
 Kind = Literal["folder", "zip", "notebook", "other"]
@@ -186,3 +187,20 @@ def shard(entries: list[Entry], k: int, n: int) -> list[Entry]:
     """The K-th of N interleaved slices of ``entries`` in name order."""
     ordered = sorted(entries, key=lambda e: e.name)
     return ordered[k - 1 :: n]
+
+
+def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> Submission:
+    """The submission in ``entry``, taken in by the pipeline (a zip unpacked, a notebook's
+    exercise files written, in ``scratch``); ``SubmissionError`` (one line, naming the entry
+    as the instructor sees it in DIR, never ``scratch``) if there is none."""
+    from grader import pipeline
+
+    if entry.kind == "other":
+        raise SubmissionError(
+            f"{entry.path.name}: not a submission (expected a folder, a .zip or a .ipynb)"
+        )
+    if entry.kind == "zip":
+        return pipeline.open_zip(entry.path, scratch, max_bytes, max_files, entry.name)
+    if entry.kind == "notebook":  # its exercise files are written in the scratch
+        scratch.mkdir(parents=True, exist_ok=True)
+    return pipeline.open_path(entry.path, entry.name, True, scratch, entry.path.name)

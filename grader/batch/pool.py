@@ -1,8 +1,8 @@
 """The batch's judge processes: a few long-lived processes that grade submissions in parallel.
 
 Each judge process is started once per batch, forked from this process once it has imported
-torch and the checks (or, where that is not safe, a clean interpreter: ``grader.batch.boot``),
-and set up by ``grader.batch.boot``: one torch thread (the processes already fill the cores),
+torch and the checks (or, where that is not safe, a clean interpreter: ``grader.batch.judges``),
+and set up by ``grader.batch.judges``: one torch thread (the processes already fill the cores),
 one worker starter (a warm fork server of ``grader.judge.launch.starter`` when it is there, so
 that no submission pays for an import of torch).
 Submissions are handed out through ``concurrent.futures``; only the main process writes to OUT.
@@ -37,12 +37,13 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import pipeline
 from grader.batch import judges as boot  # starts and sets up the judge processes
 from grader.batch.config import Settings
-from grader.batch.entries import Entry
-from grader.batch.intake import open_entry
-from grader.intake.submission import Submission, SubmissionError
+from grader.batch.entries import Entry, open_entry
 from grader.judge import resilience
+from grader.judge.seeds import Seed
+from grader.pipeline import Request, SubmissionError
 
 MAX_ATTEMPTS = 2
 WATCH_S = 1.0  # how often this process looks for a judge past its deadline
@@ -67,41 +68,29 @@ class Outcome:
     graded: bool = True  # False: the entry could not be read, no student code ran
 
 
-def _grade(submission: Submission, job: Job, start=None):
-    """Grade with the workers' folders inside the job's scratch in OUT (not in /tmp): what a
-    judge killed with the batch leaves there, the next run over OUT removes."""
-    from grader.judge.engine import grade
-
+def _request(job: Job) -> Request:
+    """The pipeline's request for one job: the workers' folders inside the job's scratch in OUT
+    (not in /tmp), so that what a judge killed with the batch leaves there, the next run over
+    OUT removes. The seed is kept here: the ledger hides it from what goes back to students."""
     settings = job.settings
     workers = job.scratch / "workers"
     workers.mkdir(parents=True, exist_ok=True)
-    return grade(
-        submission,
-        list(settings.exercises),
-        seed=settings.seed,
+    return Request(
+        seed=Seed(settings.seed, "batch"),
+        exercises=list(settings.exercises),
         max_examples=settings.max_examples,
         limits=settings.limits,
-        start=start or boot.starter,
         max_scores=settings.max_scores,
         check_points=settings.check_points,
         processes=1,  # the judge processes already fill the cores
+        start=boot.starter,
         scratch_in=workers,
     )
 
 
 def not_graded(job: Job, reason: str, retry: bool = False) -> Outcome:
     """The row of an entry that could not be graded: every exercise an error with the reason."""
-    empty = Submission(job.entry.name, job.scratch, {})
-    from grader.judge.launch.spawn import (
-        start_spawn,  # never called: with no files no worker starts
-    )
-
-    result = _grade(empty, job, start_spawn)  # every exercise "missing"
-    for ex in result.exercises:
-        ex.status = "error"
-        for check in ex.checks:
-            check.message = f"not graded: {reason}"
-    result.duration_s = 0.0
+    result = pipeline.not_graded(job.entry.name, _request(job), reason)
     return Outcome(job.entry.name, result.to_dict(), "error", reason, retry, graded=False)
 
 
@@ -142,14 +131,13 @@ def _grade_entry(job: Job) -> Outcome:
     except Exception as exc:  # a bug of ours, not the student's: grade it again next time
         resilience.log_trace("reading the submission")
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
+    problems = dict(submission.problems)  # files not run (not text, links)
     try:
-        result = _grade(submission, job)
+        result = pipeline.finish(submission, _request(job))
     except Exception as exc:
         resilience.log_trace("grading the submission")
         return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)
-    finally:
-        submission.cleanup()
-    reason = "; ".join(submission.problems.values())  # files not run (not text, links)
+    reason = "; ".join(problems.values())
     status = "error" if reason else ("passed" if result.all_passed else "failed")
     return Outcome(job.entry.name, result.to_dict(), status, reason)
 

@@ -25,6 +25,7 @@ from grader.commands.options import (
     add_exercise_option,
     add_grading_options,
     add_out_option,
+    limit_options,
 )
 from grader.judge.resilience import TRACE_LOG_ENV, log_trace, set_label
 from grader.shared.errors import UsageError
@@ -97,15 +98,7 @@ def settings_from(args: argparse.Namespace):
     config_path = args.config or (args.dir / CONFIG_NAME)
     try:
         config = read_config(config_path) if args.config or config_path.is_file() else {}
-        limits = {
-            k: v
-            for k, v in {
-                "call_timeout_s": args.call_timeout,
-                "exercise_budget_s": args.exercise_budget,
-                "memory_mb": args.memory_mb,
-            }.items()
-            if v is not None
-        }
+        limits = limit_options(args)
         sandbox = "none" if args.no_sandbox else "strict" if args.strict_sandbox else "default"
         settings = build_settings(
             config, args.exercises, args.seed, args.max_examples, limits, sandbox

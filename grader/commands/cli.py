@@ -20,7 +20,9 @@ from grader.commands.options import (
     EXIT_USAGE,
     add_exercise_option,
     add_grading_options,
+    limit_options,
 )
+from grader.result.formats import FORMATS as CI_FORMATS
 from grader.shared import registry, timing
 from grader.shared.errors import UsageError
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
     from grader.protocol.limits import Limits
     from grader.result.schema import GradeResult
 
-FORMATS = ("text", "json", "gradescope", "github", "junit")
+FORMATS = ("text", "json", *CI_FORMATS)  # our own two, then the CI formats
 SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
 
 
@@ -72,12 +74,7 @@ def grade_parser() -> argparse.ArgumentParser:
 def limits_from(args: argparse.Namespace) -> Limits:
     from grader.protocol.limits import Limits
 
-    changes = {
-        "call_timeout_s": args.call_timeout,
-        "exercise_budget_s": args.exercise_budget,
-        "memory_mb": args.memory_mb,
-    }
-    return Limits(**{k: v for k, v in changes.items() if v is not None})
+    return Limits(**limit_options(args))
 
 
 def workers_needed(exercises: list[str] | None, submission: Submission) -> int:
@@ -139,8 +136,7 @@ def checked(args: argparse.Namespace) -> tuple[Seed, Submission]:
         seed = for_grade(args.seed)
     except SeedError as exc:
         raise UsageError(str(exc)) from None
-    from grader.intake.load import load_submission
-    from grader.intake.submission import SubmissionError
+    from grader import pipeline
 
     try:
         registry.select(args.exercises)
@@ -152,8 +148,8 @@ def checked(args: argparse.Namespace) -> tuple[Seed, Submission]:
     if args.max_examples is not None and args.max_examples < 1:
         raise UsageError("--max-examples must be at least 1")
     try:
-        submission = load_submission(args.path)
-    except SubmissionError as exc:
+        submission = pipeline.open_path(args.path)
+    except pipeline.SubmissionError as exc:
         raise UsageError(str(exc)) from None
     return seed, submission
 
@@ -166,35 +162,20 @@ def grade_once(
     limits: Limits,
     start: Starter,
 ) -> GradeResult:
-    """Grade ``exercises`` of ``submission`` (then remove its temporary files); the result as
-    a student may see it. Imports torch the first time (its workers start meanwhile)."""
-    from grader.judge.early import EarlyWorkers
+    """Grade ``exercises`` of ``submission`` through the pipeline (then remove its temporary
+    files); the result as a student may see it. Imports torch the first time, its workers
+    starting meanwhile."""
+    from grader import pipeline
 
-    early = EarlyWorkers(submission, exercises, limits, start)
-    try:
-        try:
-            from grader.judge.ready import ready_to_judge
-
-            ready_to_judge(exercises)
-        except BaseException:
-            early.discard()
-            raise
-        from grader.judge.engine import grade
-
-        timing.mark("imports")
-        result = grade(
-            submission,
-            exercises,
-            seed=seed.value,
-            max_examples=args.max_examples,
-            limits=limits,
-            start=start,
-            early=early,
-        )
-    finally:
-        submission.cleanup()
-    # Every output may reach a student (CI logs, artifacts): the course's seed is not shown.
-    return result.with_seed_hidden() if seed.hidden else result
+    request = pipeline.Request(
+        seed=seed,
+        exercises=exercises,
+        max_examples=args.max_examples,
+        limits=limits,
+        start=start,
+        overlap=True,
+    )
+    return pipeline.finish(submission, request)
 
 
 def show(result: GradeResult, args: argparse.Namespace, submission: Submission) -> int:

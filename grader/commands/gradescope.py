@@ -221,9 +221,8 @@ def _failure(message: str) -> dict:
 
 def run_autograder(root: Path) -> int:
     """Grade ``root/submission`` and write ``root/results/results.json``."""
-    from grader.intake.load import in_their_clone, load_submission
-    from grader.intake.submission import SubmissionError
-    from grader.judge.engine import grade
+    from grader import pipeline
+    from grader.judge.seeds import course_seed
     from grader.protocol.limits import Limits
     from grader.result import report_text
 
@@ -233,27 +232,23 @@ def run_autograder(root: Path) -> int:
     settings = json.loads(settings_file.read_text()) if settings_file.is_file() else {}
     try:
         path = find_submission(root / "submission")
-        submission = load_submission(path, name=path.name, shown_as=in_their_clone(path))
-    except (UsageError, SubmissionError) as exc:
+        submission = pipeline.open_path(path, name=path.name, elsewhere=True)
+    except (UsageError, pipeline.SubmissionError) as exc:
         results.write_text(json.dumps(_failure(f"Nothing was graded: {exc}"), indent=2) + "\n")
         print(f"grade gradescope: {exc}")
         return EXIT_PASSED
     seed = settings.get("seed")  # the course's (None: a bundle built before there was one)
-    try:
-        result = grade(
-            submission,
-            settings.get("exercises"),
-            seed=PUBLIC_SEED if seed is None else seed,
-            max_examples=settings.get("max_examples"),
-            limits=Limits(**settings["limits"]) if settings.get("limits") else None,
-            max_scores=settings.get("max_scores"),
-            check_points=settings.get("check_points"),
-        )
-        if seed not in (None, PUBLIC_SEED):  # students see results.json: "course seed"
-            result = result.with_seed_hidden()
-        doc = _results(result, submission.notes)
-    finally:
-        submission.cleanup()
+    request = pipeline.Request(
+        seed=course_seed(PUBLIC_SEED if seed is None else seed, "bundle"),  # students see it
+        exercises=settings.get("exercises"),
+        max_examples=settings.get("max_examples"),
+        limits=Limits(**settings["limits"]) if settings.get("limits") else None,
+        max_scores=settings.get("max_scores"),
+        check_points=settings.get("check_points"),
+    )
+    notes = list(submission.notes)
+    result = pipeline.finish(submission, request)
+    doc = _results(result, notes)
     results.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
     print(f"graded {path.relative_to(root)}")
     report_text.write(result, sys.stdout, verbose=True)  # for the instructor's stdout view

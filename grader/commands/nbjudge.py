@@ -84,8 +84,7 @@ class Verdicts:
 
 def answer(request: dict[str, Any], start, verdicts: Verdicts) -> dict[str, Any]:
     """Grade the exercises ``request`` names from its inputs; the reply (without ``id``)."""
-    from grader.intake.notebook import cells_submission, history_cells
-    from grader.judge.engine import grade
+    from grader import pipeline
     from grader.judge.seeds import for_grade
     from grader.shared.registry import select
 
@@ -98,19 +97,17 @@ def answer(request: dict[str, Any], start, verdicts: Verdicts) -> dict[str, Any]
     name = str(request.get("name") or NAME)
     inputs = [str(text) for text in request.get("inputs") or []]
     began = time.monotonic()
-    submission = cells_submission(history_cells(inputs), name, name, ran=True)
-    try:
-        keys = {i: verdicts.key(i, submission, seed.value, max_examples) for i in chosen}
-        done = {i: verdicts.kept[k] for i, k in keys.items() if k in verdicts.kept}
-        todo = [i for i in chosen if i not in done]
-        if todo:
-            verdicts.last = grade(
-                submission, todo, seed=seed.value, max_examples=max_examples, start=start
-            )
-            for ex in verdicts.last.exercises:
-                verdicts.keep(keys[ex.id], ex)
-                done[ex.id] = ex
-    finally:
+    submission = pipeline.open_cells(inputs, name)
+    keys = {i: verdicts.key(i, submission, seed.value, max_examples) for i in chosen}
+    done = {i: verdicts.kept[k] for i, k in keys.items() if k in verdicts.kept}
+    todo = [i for i in chosen if i not in done]
+    ask = pipeline.Request(seed=seed, exercises=todo, max_examples=max_examples, start=start)
+    if todo:
+        verdicts.last = pipeline.finish(submission, ask)
+        for ex in verdicts.last.exercises:
+            verdicts.keep(keys[ex.id], ex)
+            done[ex.id] = ex
+    else:
         submission.cleanup()
     assert verdicts.last is not None  # a kept result was graded by an earlier request
     exercises = [done[i] for i in chosen]
@@ -123,8 +120,7 @@ def answer(request: dict[str, Any], start, verdicts: Verdicts) -> dict[str, Any]
         duration_s=round(time.monotonic() - began, 3),
         exercises=exercises,
     )
-    if seed.hidden:  # the course's seed: never shown
-        result = result.with_seed_hidden()
+    result = pipeline.visible(result, ask)
     return {"result": result.to_dict(), "notes": submission.notes}
 
 

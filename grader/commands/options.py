@@ -72,3 +72,14 @@ def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None
         action="store_true",
         help="refuse to grade when a sandbox layer is unavailable",
     )
+
+
+def limit_options(args: argparse.Namespace) -> dict[str, float | int]:
+    """The worker limits the options of ``add_grading_options`` set, by ``Limits`` field name
+    (only those given: the rest keep ``Limits``' or grading.toml's values)."""
+    given = {
+        "call_timeout_s": args.call_timeout,
+        "exercise_budget_s": args.exercise_budget,
+        "memory_mb": args.memory_mb,
+    }
+    return {name: value for name, value in given.items() if value is not None}

@@ -72,8 +72,7 @@ class GradeSession:
     """Loads the submission, makes the items, grades once, and cleans up."""
 
     def __init__(self, config: pytest.Config, path: Path):
-        from grader.intake.load import load_submission
-        from grader.intake.submission import SubmissionError
+        from grader import pipeline
         from grader.judge.seeds import SeedError, for_grade
         from grader.shared import registry
 
@@ -89,8 +88,8 @@ class GradeSession:
         except KeyError as exc:
             raise pytest.UsageError(f"--grade-exercise: unknown exercise {exc.args[0]!r}") from None
         try:
-            self.submission = load_submission(path)
-        except SubmissionError as exc:
+            self.submission = pipeline.open_path(path)
+        except pipeline.SubmissionError as exc:
             raise pytest.UsageError(f"grade: {exc}") from None
         self.needed: set[str] = set()
         self._result = None
@@ -100,22 +99,21 @@ class GradeSession:
         if self._result is None:
             import torch
 
-            from grader.judge.engine import grade
+            from grader import pipeline
 
             # One thread while judging, as grade's judge: the cores are the workers' (an idle
             # OpenMP thread of this process would spin on one). The tests' own count is back after.
             threads = torch.get_num_threads()
             torch.set_num_threads(1)
             try:
-                result = grade(
-                    self.submission,
-                    [e.id for e in self.exercises if e.id in self.needed] or None,
-                    seed=self.seed.value,
+                request = pipeline.Request(
+                    seed=self.seed,
+                    exercises=[e.id for e in self.exercises if e.id in self.needed] or None,
                     max_examples=self.config.getoption("grade_max_examples"),
                 )
+                self._result = pipeline.finish(self.submission, request)
             finally:
                 torch.set_num_threads(threads)
-            self._result = result.with_seed_hidden() if self.seed.hidden else result
         return self._result
 
     def location(self, exercise: Exercise) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from grader.intake.load import load_submission
+from grader import pipeline
 from grader.worker.serve import load_student_module
 
 
@@ -17,7 +17,9 @@ def load_exercise(path: str | Path, exercise_id: str) -> ModuleType:
     """The module graded as ``exercise_id`` in the submission at ``path`` (a folder, the
     exercise files, or a notebook, whose answer is taken from its cells as ``grade`` takes it),
     imported by its path the way the grader's worker imports it."""
-    submission = load_submission(Path(path))
+    submission = pipeline.open_path(Path(path))
+    if exercise_id in submission.problems:  # as grade would: a file that must not run
+        raise LookupError(f"{path}: {submission.problems[exercise_id]}")
     if exercise_id not in submission.files:
         raise LookupError(f"{path}: no answer to exercise {exercise_id} in it")
     module = load_student_module(exercise_id, submission.files[exercise_id], submission.root)

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.intake.load import load_submission
-from grader.intake.submission import Submission, SubmissionError
+from grader import pipeline
+from grader.pipeline import Submission
 from grader.protocol.boot import BOOT, boot_arguments
 from grader.shared.errors import UsageError
 from grader.shared.registry import select as select_exercises
@@ -219,8 +219,8 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
         while True:
             saves.wait()
             try:
-                submission = load_submission(args.path)
-            except SubmissionError as exc:  # e.g. a notebook saved half-way: wait for the next
+                submission = pipeline.open_path(args.path)
+            except pipeline.SubmissionError as exc:  # a notebook saved half-way: wait for the next
                 from grader.shared.safetext import one_line
 
                 print(f"grade: {one_line(exc, 1000)}", file=sys.stderr, flush=True)

@@ -58,26 +58,29 @@ class Cell:
         return None
 
 
-def read_cells(path: Path) -> list[Cell]:
-    """The code cells of the notebook at ``path``; ``SubmissionError`` when it is unreadable."""
+def read_cells(path: Path, called: str | None = None) -> list[Cell]:
+    """The code cells of the notebook at ``path``; ``SubmissionError`` when it is unreadable
+    (its message names the notebook ``called``, by default its path)."""
     import nbformat
+
+    shown = called or str(path)
 
     try:
         raw = path.read_bytes()
         text = raw.decode("utf-8")
         json.loads(text)
     except UnicodeDecodeError:
-        raise SubmissionError(f"{path}: not a notebook (the file is not UTF-8 text)") from None
+        raise SubmissionError(f"{shown}: not a notebook (the file is not UTF-8 text)") from None
     except json.JSONDecodeError as exc:
         raise SubmissionError(
-            f"{path}: not a readable notebook (invalid JSON at line {exc.lineno}: {exc.msg})"
+            f"{shown}: not a readable notebook (invalid JSON at line {exc.lineno}: {exc.msg})"
         ) from None
     except (RecursionError, MemoryError):  # JSON nested absurdly deep: no notebook is
         raise SubmissionError(
-            f"{path}: not a readable notebook (its JSON is nested too deeply to read)"
+            f"{shown}: not a readable notebook (its JSON is nested too deeply to read)"
         ) from None
     except OSError as exc:
-        raise SubmissionError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise SubmissionError(f"{shown}: cannot be read ({exc.strerror})") from None
     logger = logging.getLogger("traitlets")
     level = logger.level
     logger.setLevel(logging.CRITICAL)  # nbformat logs schema quibbles of Colab notebooks
@@ -88,7 +91,7 @@ def read_cells(path: Path) -> list[Cell]:
         cells = list(nb.cells)
     except Exception as exc:
         raise SubmissionError(
-            f"{path}: not a readable notebook ({type(exc).__name__}: {str(exc)[:120]})"
+            f"{shown}: not a readable notebook ({type(exc).__name__}: {str(exc)[:120]})"
         ) from None
     finally:
         logger.setLevel(level)

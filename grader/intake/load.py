@@ -39,51 +39,73 @@ def in_their_clone(path: Path) -> str:
     return Path(path).name if Path(path).suffix == ".ipynb" else "."
 
 
-def _refused(submission: Submission) -> Submission:
-    """``submission`` with the files that must not run set aside (``grader.intake.files``)."""
-    from grader.intake.files import file_problems
-
-    submission.refuse(file_problems(submission))
-    return submission
-
-
 def load_submission(
-    path: Path, name: str | None = None, shown_as: str | None = None, scratch_in: Path | None = None
+    path: Path,
+    name: str | None = None,
+    shown_as: str | None = None,
+    scratch_in: Path | None = None,
+    called: str | None = None,
 ) -> Submission:
-    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable.
-    Snippets name it ``shown_as`` (default: its path from the working directory). A notebook's
-    exercise files are written in a folder made in ``scratch_in`` (default: the system's
-    temporary folder), removed by ``Submission.cleanup``."""
+    """Locate the exercise files of ``path``; raise ``SubmissionError`` when it is unusable,
+    naming it ``called`` (default: the path as given). Snippets name it ``shown_as`` (default:
+    its path from the working directory). A notebook's exercise files are written in a folder
+    made in ``scratch_in`` (default: the system's temporary folder), removed by
+    ``Submission.cleanup``. The files are not yet refused: ``grader.pipeline.refuse`` does it."""
     path = Path(path)
+    shown = called or str(path)
     if not path.exists():
-        raise SubmissionError(f"{path}: no such file or folder")
+        raise SubmissionError(f"{shown}: no such file or folder")
     if path.is_file():
         if path.suffix == ".ipynb":
             from grader.intake.notebook import notebook_submission
 
-            submission = notebook_submission(path, name, scratch_in)
+            submission = notebook_submission(path, name, scratch_in, shown)
             submission.shown_as = shown_as or shown_path(path)
             return submission
         if path.suffix == ".zip":
             raise SubmissionError(
-                f"{path}: grade a zip with 'grade batch', or unzip it and grade the folder"
+                f"{shown}: grade a zip with 'grade batch', or unzip it and grade the folder"
             )
         if path.suffix == ".py":
             path = path.parent
         else:
             raise SubmissionError(
-                f"{path}: not a submission (expected a folder with exercises/, or a .ipynb)"
+                f"{shown}: not a submission (expected a folder with exercises/, or a .ipynb)"
             )
     name = name or path.resolve().name
     shown_as = shown_as or shown_path(path)
     if (path / "exercises").is_dir():
         files, links = _files_in((path / "exercises").resolve(), "exercises/")
-        return _refused(Submission(name, path.resolve(), files, problems=links, shown_as=shown_as))
+        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
     files, links = _files_in(path.resolve(), "")
     if files or links:
         # The six files handed in without their folder (as Gradescope uploads them).
-        return _refused(Submission(name, path.resolve(), files, problems=links, shown_as=shown_as))
+        return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
     raise SubmissionError(
-        f"{path}: no exercises/ folder and none of the exercise files "
+        f"{shown}: no exercises/ folder and none of the exercise files "
         "(ex3_1_weight_transfer.py, ...)"
     )
+
+
+def load_zip(
+    path: Path, scratch: Path, max_bytes: int, max_files: int, name: str | None = None
+) -> Submission:
+    """The submission in the zip at ``path``, unpacked (``grader.intake.zips``) into
+    ``scratch`` (emptied first); every error names the zip by its file name, never ``scratch``."""
+    import shutil
+
+    from grader.intake.zips import extract_zip, submission_root
+
+    path = Path(path)
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        extract_zip(path, scratch, max_bytes, max_files)
+    except SubmissionError as exc:
+        text = str(exc)
+        raise SubmissionError(
+            text if text.startswith(path.name) else f"{path.name}: {text}"
+        ) from None
+    root = submission_root(scratch)
+    place = root.relative_to(scratch).as_posix()
+    called = path.name if place == "." else f"{path.name}/{place}"
+    return load_submission(root, name or path.stem, in_their_clone(root), scratch, called)

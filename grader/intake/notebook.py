@@ -323,13 +323,14 @@ def history_cells(inputs: list[str]) -> list[Cell]:
 
 
 def notebook_submission(
-    path: Path, name: str | None = None, scratch_in: Path | None = None
+    path: Path, name: str | None = None, scratch_in: Path | None = None, called: str | None = None
 ) -> Submission:
     """A submission whose ``root`` (a folder made in ``scratch_in``) holds ``exercises/``, one
     file per exercise found in the notebook at ``path``; raises ``SubmissionError`` for a
     corrupt or non-notebook file."""
     path = Path(path)
-    return cells_submission(read_cells(path), name or path.name, path.name, scratch_in=scratch_in)
+    cells = read_cells(path, called)
+    return cells_submission(cells, name or path.name, path.name, scratch_in=scratch_in)
 
 
 def cells_submission(

@@ -1,0 +1,210 @@
+"""The one way from what a student handed in to the result they may see.
+
+Every front end (``grade`` and ``--watch``, ``grade batch``'s judges, the Gradescope bundle,
+``pytest --grade``, ``grader.check`` in a notebook) takes these steps, in this order, and only
+renders what comes out::
+
+    take_in    a folder, a notebook, a zip (a batch) or a kernel's cells -> Submission
+    refuse     set aside the files that must not run (not text, too large, nested too deep)
+    judge      the property checks, in sandboxed workers -> GradeResult
+    visible    what the reader may see of it (a course's seed is hidden)
+
+``take_in`` and ``refuse`` come first and apart (``open_*``), because ``grade`` starts the
+submission's workers while the judge is still importing torch; ``grade`` then runs the rest
+(``finish``). A new front end calls ``open_*`` and ``finish``; a new refusal goes in
+``refuse`` (``grader.intake.files``), a new visibility rule in ``visible``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.intake.files import file_problems
+from grader.intake.submission import Submission, SubmissionError
+from grader.judge.seeds import Seed
+from grader.protocol.limits import Limits
+from grader.result.schema import GradeResult
+from grader.shared import timing
+
+__all__ = [
+    "Request",
+    "Submission",
+    "SubmissionError",
+    "finish",
+    "not_graded",
+    "open_cells",
+    "open_path",
+    "open_zip",
+    "refuse",
+    "visible",
+]
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to grade and how: the same fields mean the same thing for every front end."""
+
+    seed: Seed
+    exercises: Sequence[str] | None = None  # None: all six
+    max_examples: int | None = None
+    limits: Limits | None = None
+    max_scores: Mapping[str, float] | None = None
+    check_points: Mapping[str, Mapping[str, float]] | None = None
+    processes: int | None = None  # judge processes for the exercises (a batch's judge: 1)
+    start: object | None = None  # a worker starter (grader.judge.launch); None: the default
+    scratch_in: Path | None = None  # where the workers' folders go (default: the temp folder)
+    overlap: bool = False  # start the workers while torch is imported (``grade``'s cold start)
+
+
+# --- take in, then refuse ------------------------------------------------------------------
+
+
+def refuse(submission: Submission) -> Submission:
+    """``submission`` with the files that must not run set aside, each with its reason."""
+    submission.refuse(file_problems(submission))
+    return submission
+
+
+def open_path(
+    path: Path,
+    name: str | None = None,
+    elsewhere: bool = False,
+    scratch_in: Path | None = None,
+    called: str | None = None,
+) -> Submission:
+    """A folder (with ``exercises/`` or the six files loose) or a notebook, taken in and
+    refused; ``SubmissionError`` (one line, naming it ``called``: by default the path as
+    given) when it is not a submission. Graded ``elsewhere`` than in the student's clone (a
+    batch, Gradescope), its snippets name the clone's root or the notebook; else its path
+    from the working directory."""
+    from grader.intake.load import in_their_clone, load_submission
+
+    shown_as = in_their_clone(path) if elsewhere else None
+    return refuse(load_submission(path, name, shown_as, scratch_in, called))
+
+
+def open_zip(
+    path: Path, scratch: Path, max_bytes: int, max_files: int, name: str | None = None
+) -> Submission:
+    """A zip unpacked (safely) into ``scratch``, taken in and refused; errors name the zip."""
+    from grader.intake.load import load_zip
+
+    return refuse(load_zip(path, scratch, max_bytes, max_files, name))
+
+
+def open_cells(inputs: Sequence[str], name: str) -> Submission:
+    """A live kernel's cells (its input history, oldest first), taken in and refused."""
+    from grader.intake.notebook import cells_submission, history_cells
+
+    return refuse(cells_submission(history_cells(list(inputs)), name, name, ran=True))
+
+
+# --- judge, then decide what the reader sees ------------------------------------------------
+
+
+def judge(submission: Submission, request: Request) -> GradeResult:
+    """Run the checks (``grader.judge.engine.grade``; never raises for anything the submission
+    does). With ``overlap``, the workers start while torch is being imported."""
+    early, start = None, _start(request)
+    if request.overlap:
+        from grader.judge.early import EarlyWorkers
+
+        early = EarlyWorkers(submission, _ids(request), _limits(request), start)
+    try:
+        from grader.judge.ready import ready_to_judge
+
+        ready_to_judge(_ids(request))
+        from grader.judge.engine import grade
+
+        timing.mark("imports")
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
+    return grade(
+        submission,
+        _ids(request),
+        seed=request.seed.value,
+        max_examples=request.max_examples,
+        limits=request.limits,
+        start=start,
+        max_scores=request.max_scores,
+        check_points=request.check_points,
+        processes=request.processes,
+        early=early,
+        scratch_in=request.scratch_in,
+    )
+
+
+def visible(result: GradeResult, request: Request) -> GradeResult:
+    """The result as its reader may see it: every output may reach a student (reports, CI
+    logs, a notebook), so a course's seed is never shown."""
+    return result.with_seed_hidden() if request.seed.hidden else result
+
+
+def finish(submission: Submission, request: Request) -> GradeResult:
+    """Judge ``submission`` (already taken in and refused) and return what the reader may see;
+    its temporary files are removed, whatever happens."""
+    try:
+        return visible(judge(submission, request), request)
+    finally:
+        submission.cleanup()
+
+
+def not_graded(name: str, request: Request, reason: str) -> GradeResult:
+    """The result of a submission that could not be taken in: every exercise ``error``, each
+    check saying "not graded: ``reason``". Nothing is judged and no worker starts."""
+    import dataclasses
+    import sys
+
+    from grader.judge.scoring import unrun_exercise
+    from grader.shared.registry import select
+    from grader.shared.safetext import safe_name
+    from grader.shared.version import __version__
+
+    max_scores, check_points = request.max_scores or {}, request.check_points or {}
+    exercises = [
+        unrun_exercise(
+            dataclasses.replace(ex, max_score=max_scores.get(ex.id, ex.max_score)),
+            "error",
+            f"not graded: {reason}",
+            check_points.get(ex.id),
+        )
+        for ex in select(_ids(request))
+    ]
+    torch = sys.modules.get("torch")
+    result = GradeResult(
+        submission=safe_name(name),
+        score=0.0,
+        max_score=sum(e.max_score for e in exercises),
+        grader_version=__version__,
+        torch_version=str(torch.__version__) if torch is not None else _torch_version(),
+        seed=request.seed.value,
+        duration_s=0.0,
+        exercises=exercises,
+    )
+    return visible(result, request)
+
+
+def _torch_version() -> str:
+    from importlib.metadata import version
+
+    return version("torch")
+
+
+def _ids(request: Request) -> list[str] | None:
+    return list(request.exercises) if request.exercises else None
+
+
+def _limits(request: Request) -> Limits:
+    return request.limits or Limits()
+
+
+def _start(request: Request):
+    if request.start is not None:
+        return request.start
+    from grader.judge.launch.starter import default_starter
+
+    return default_starter()
