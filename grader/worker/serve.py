@@ -142,12 +142,13 @@ def reply(
     _enable=gc.enable,
     _isenabled=gc.isenabled,
 ) -> None:
-    """Send ``message``, checking the grader before and after (``grader.worker.guard``). If
+    """Send ``message`` once the grader is checked unchanged (``grader.worker.guard``). If
     student code tampered with it, say so instead and end the worker with the tampered status:
     the judge reads that from the kernel even if the channel was rerouted.
 
-    The collector is off from the first check to the last, so that no finalizer of the
-    student's can put a change back in between; what this calls is held in its defaults."""
+    The collector is off from the check to the send, so that no finalizer of the student's can
+    put a change back in between (a change to the grader's code, at any moment, is the
+    tripwire's); what this calls is held in its defaults."""
     collecting = _isenabled()
     _disable()
     try:
@@ -157,7 +158,6 @@ def reply(
                 _send(fd, message)
             except Exception as exc:  # a value the wire cannot carry
                 _send(fd, {"ok": False, "error": _refusal(exc)})
-            problem = check()
     finally:
         if collecting:
             _enable()
@@ -201,7 +201,7 @@ def serve(
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
     guard = Guard(dispatch)
-    check = guard.checker(req_fd, rep_fd)
+    check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
     answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
     closed = wire.ChannelClosed
     leave = _leaver(sys.stdout, sys.stderr)
