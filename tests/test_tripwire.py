@@ -16,6 +16,8 @@ from grader.worker import tripwire
 
 ARMED = """
 import os, sys
+import torch  # as in a worker: imported before the student's file (some builds look up
+              # symbols through ctypes as they load, which the hook would see)
 from grader.worker import tripwire
 
 def watched(a=1):
@@ -64,7 +66,7 @@ def test_each_act_ends_the_process_with_its_status(act):
 def test_an_ordinary_answer_is_left_alone():
     done = run(
         """
-        import json, tempfile, threading, torch
+        import json, tempfile, threading
         def mine(x=1):
             return x
         mine.__code__ = (lambda x=1: x + 1).__code__  # its own functions are its own
@@ -74,6 +76,9 @@ def test_an_ordinary_answer_is_left_alone():
         Model.extra = 1
         torch.manual_seed(0)
         y = torch.nn.Linear(4, 4)(torch.randn(2, 4)).sum().item()
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")  # the book's
+        with torch.device("meta"):
+            torch.nn.Linear(4, 4)
         with tempfile.TemporaryFile() as f:
             f.write(json.dumps({"y": y}).encode())
         t = threading.Thread(target=lambda: None)
