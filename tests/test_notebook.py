@@ -411,3 +411,48 @@ def test_every_place_in_a_message_is_said_as_a_cell_and_the_words_fit_a_notebook
     assert cell_message(said, "3.2", "c", places).endswith("bad (cell In [9], line 2)")
     other = "your code raised E: x (in helpers.py, line 5, in f: g())"  # not a notebook's file
     assert cell_message(other, "3.2", "c", places) == other
+
+
+def test_a_missing_exercise_is_said_in_the_notebooks_terms_and_a_folders_keeps_its_file(
+    tmp_path,
+):
+    from grader.intake.notebook import cells_submission, history_cells
+    from grader.result import report_text
+
+    wanted = ["3.1", "4.1", "4.2"]
+    said = {
+        "3.1": "no cell defines transfer_weights",
+        "4.1": "no cell defines feedforward_params or attention_params",
+        "4.2": "no cell defines GPT2_CONFIGS, total_params or model_size_mb",
+    }
+    only_3_3 = solution_source("3.3")  # none of the three: no worker starts, nothing runs
+    notebook = notebook_submission(
+        write_notebook(tmp_path / "n.ipynb", [("markdown", "# 3.3"), ("code", only_3_3)])
+    )
+    kernel = cells_submission(history_cells(["", "import torch", only_3_3]), "k", "k", ran=True)
+    nothing = notebook_submission(write_notebook(tmp_path / "e.ipynb", [("markdown", "hi")]))
+    folder = make_submission(tmp_path / "f", {e.id: None for e in EXERCISES if e.id != "3.3"})
+    results = {}
+    for key, sub, where in [
+        ("notebook", notebook, "the notebook"),
+        ("kernel", kernel, "the cells run so far"),
+        ("nothing", nothing, "the notebook"),  # no exercise at all: no places either
+    ]:
+        try:
+            results[key] = grade(sub, wanted, max_examples=TEST_MAX_EXAMPLES)
+        finally:
+            sub.cleanup()
+        for ex in results[key].exercises:
+            assert ex.status == "missing" and ex.checks, ex
+            for check in ex.checks:
+                assert check.message == f"not found in {where}: {said[ex.id]}", check.message
+        text = report_text.render(results[key], width=200)
+        assert "exercises/" not in text and ".py" not in text, text
+        assert f"not found in {where}: no cell defines transfer_weights" in text
+        assert text.count("no cell defines feedforward_params") == 1  # said once, as before
+
+    for ex in grade_folder(folder, wanted).exercises:  # a folder: the file, as before
+        assert ex.status == "missing"
+        for check in ex.checks:
+            filename = next(e.filename for e in EXERCISES if e.id == ex.id)
+            assert check.message == f"not submitted: exercises/{filename} was not found"

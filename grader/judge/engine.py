@@ -68,12 +68,15 @@ def grade_exercise(
     max_examples: int | None,
     limits: Limits,
     check_points: Mapping[str, float] | None = None,
+    not_found: str | None = None,
 ) -> ExerciseResult:
+    """One exercise's result from its ``worker``; no worker: the exercise is missing, said as
+    ``not_found`` (a notebook's words, ``snippets.not_found``) or, for a folder, by its file."""
     if worker is None:
         return unrun_exercise(
             exercise,
             "missing",
-            f"not submitted: exercises/{exercise.filename} was not found",
+            not_found or f"not submitted: exercises/{exercise.filename} was not found",
             check_points,
         )
     checks = checks_for(exercise, check_points)
@@ -179,6 +182,7 @@ def grade(
             check_points,
             processes,
             submission.problems,
+            snippets.not_found(submission.notes),  # a notebook's missing exercises, in its words
         )
     finally:
         for w in workers.values():
@@ -207,11 +211,13 @@ def _grade_all(
     check_points: Mapping[str, Mapping[str, float]],
     processes: int,
     set_aside: Mapping[str, str],
+    not_found: Mapping[str, str],
 ) -> list[ExerciseResult]:
     """Each exercise's result, in course order: in forked judge processes when more than one
     exercise has a worker, every worker can be watched from any process (fork-server workers)
     and this process runs no other thread (``parallel.alone``), else one after the other. A file
-    ``set_aside`` (a symbolic link, not text) is an error that says why."""
+    ``set_aside`` (a symbolic link, not text) is an error that says why; a missing exercise
+    in ``not_found`` is said in those words."""
 
     def job(ex: Exercise) -> Callable[[], ExerciseResult]:
         def run() -> ExerciseResult:
@@ -221,7 +227,13 @@ def _grade_all(
             try:
                 with timing.exercise(ex.id):
                     return grade_exercise(
-                        ex, worker, seed, max_examples, limits, check_points.get(ex.id)
+                        ex,
+                        worker,
+                        seed,
+                        max_examples,
+                        limits,
+                        check_points.get(ex.id),
+                        not_found=not_found.get(ex.id),
                     )
             finally:
                 if worker is not None:
