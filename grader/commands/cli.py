@@ -34,14 +34,14 @@ if TYPE_CHECKING:
     from grader.result.schema import GradeResult
 
 FORMATS = ("text", "json", *CI_FORMATS)  # our own two, then the CI formats
-SUBCOMMANDS = ("batch", "merge", "release", "notebook", "gradescope")
+SUBCOMMANDS = ("batch", "merge", "export", "release", "notebook", "gradescope")
 
 
 def grade_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="grade",
         description="Grade the chapter 3-4 exercises. Other commands: "
-        "grade batch | merge | release | notebook | gradescope (see grade COMMAND -h).",
+        "grade batch | merge | export | release | notebook | gradescope (see grade COMMAND -h).",
     )
     p.add_argument(
         "path",
