@@ -157,7 +157,8 @@ def not_graded(name: str, request: Request, reason: str) -> GradeResult:
     """The result of a submission that could not be taken in: every exercise ``error``, each
     check saying "not graded: ``reason``". Nothing is judged and no worker starts."""
     import dataclasses
-    import sys
+
+    import torch  # loaded already where a batch's judge calls this
 
     from grader.judge.scoring import unrun_exercise
     from grader.shared.registry import select
@@ -174,24 +175,17 @@ def not_graded(name: str, request: Request, reason: str) -> GradeResult:
         )
         for ex in select(_ids(request))
     ]
-    torch = sys.modules.get("torch")
     result = GradeResult(
         submission=safe_name(name),
         score=0.0,
         max_score=sum(e.max_score for e in exercises),
         grader_version=__version__,
-        torch_version=str(torch.__version__) if torch is not None else _torch_version(),
+        torch_version=str(torch.__version__),  # as grader.judge.engine.grade writes it
         seed=request.seed.value,
         duration_s=0.0,
         exercises=exercises,
     )
     return visible(result, request)
-
-
-def _torch_version() -> str:
-    from importlib.metadata import version
-
-    return version("torch")
 
 
 def _ids(request: Request) -> list[str] | None:

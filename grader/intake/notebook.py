@@ -325,12 +325,10 @@ def history_cells(inputs: list[str]) -> list[Cell]:
 def notebook_submission(
     path: Path, name: str | None = None, scratch_in: Path | None = None, called: str | None = None
 ) -> Submission:
-    """A submission whose ``root`` (a folder made in ``scratch_in``) holds ``exercises/``, one
-    file per exercise found in the notebook at ``path``; raises ``SubmissionError`` for a
-    corrupt or non-notebook file."""
-    path = Path(path)
-    cells = read_cells(path, called)
-    return cells_submission(cells, name or path.name, path.name, scratch_in=scratch_in)
+    """The exercises found in the notebook at ``path``, one file each in ``exercises/`` of a
+    folder made in ``scratch_in``; ``SubmissionError`` for a corrupt or non-notebook file."""
+    p = Path(path)
+    return cells_submission(read_cells(p, called), name or p.name, p.name, False, scratch_in)
 
 
 def cells_submission(
@@ -345,6 +343,7 @@ def cells_submission(
     (folder / "__init__.py").write_text('"""Exercises taken from a notebook."""\n')
     files: dict[str, Path] = {}
     places: dict[str, Places] = {}
+    absent: dict[str, str] = {}  # exercise id -> where its names were looked for
     notes: list[str] = []
     broken = [c for c in cells if c.error]
     any_tags = any(c.exercise_tag() for c in cells)
@@ -366,8 +365,8 @@ def cells_submission(
             continue
         if not found:
             wanted = ", ".join(CONTRACT[ex.id])
-            where = "the cells run so far" if ran else "the notebook"
-            notes.append(f"{ex.id}: no definition of {wanted} found in {where}")
+            absent[ex.id] = "the cells run so far" if ran else "the notebook"
+            notes.append(f"{ex.id}: no definition of {wanted} found in {absent[ex.id]}")
             continue
         text, places[ex.filename] = _render(notebook, ex.id, chosen, ran)
         for name, i in contract_definitions(stmts, ex.id).items():
@@ -397,4 +396,5 @@ def cells_submission(
         notes=notes,
         _tmp=tmp,
         places=places,
+        absent=absent,
     )

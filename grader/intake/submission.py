@@ -68,6 +68,9 @@ class Submission:
     # A notebook's exercise files: file name -> where its lines were in the notebook's cells
     # (``grader.judge.snippets.in_cells`` says tracebacks' lines in the student's terms).
     places: dict[str, Places] = field(default_factory=dict)
+    # A notebook's exercises that none of its cells define: exercise id -> where the grader
+    # looked ("the notebook", "the cells run so far"); a folder has none.
+    absent: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # A folder's or notebook's name and cell labels are the student's text: made safe once.

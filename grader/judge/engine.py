@@ -182,7 +182,7 @@ def grade(
             check_points,
             processes,
             submission.problems,
-            snippets.not_found(submission.notes),  # a notebook's missing exercises, in its words
+            snippets.not_found(submission.absent),  # a notebook's missing exercises, in its words
         )
     finally:
         for w in workers.values():

@@ -121,25 +121,18 @@ def _not_done_in_cells(message: str, exercise_id: str, check_name: str, own: Pla
     return first + newline + rest
 
 
-# The intake's note on an exercise that a notebook's cells do not define (grader.intake.notebook,
-# read the same way by grader.result.nbview): "3.1: no definition of transfer_weights found in
-# the notebook", "... found in the cells run so far" among a kernel's inputs.
-NOT_FOUND_NOTE = re.compile(r"(?P<id>\d+\.\d+): no definition of .+ found in (?P<where>.+)")
-
-
 def _either(names: tuple[str, ...]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
-def not_found(notes: list[str]) -> dict[str, str]:
+def not_found(absent: Mapping[str, str]) -> dict[str, str]:
     """Exercise id -> how a missing exercise is said when the submission is a notebook or a
-    kernel's cells, in the student's terms: "not found in the notebook: no cell defines
-    transfer_weights" (the names are the exercise's own, from the registry). A folder has no
-    such notes: its missing exercises keep naming the file ``exercises/<file>``."""
-    said = {}
-    for note in notes:
-        match = NOT_FOUND_NOTE.fullmatch(note)
-        if match and match["id"] in BY_ID:
-            names = _either(BY_ID[match["id"]].names)
-            said[match["id"]] = f"not found in {match['where']}: no cell defines {names}"
-    return said
+    kernel's cells (``Submission.absent``: where its names were looked for), in the student's
+    terms: "not found in the notebook: no cell defines transfer_weights" (the names are the
+    exercise's own, from the registry). A folder has none: its missing exercises keep naming
+    the file ``exercises/<file>``."""
+    return {
+        ex_id: f"not found in {where}: no cell defines {_either(BY_ID[ex_id].names)}"
+        for ex_id, where in absent.items()
+        if ex_id in BY_ID
+    }
