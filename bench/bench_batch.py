@@ -46,7 +46,7 @@ def gradable_exercises() -> list[str]:
     """The exercises whose check modules exist in this checkout."""
     from grader.shared.registry import EXERCISES
 
-    return [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.judge.checks.{e.module}")]
+    return [e.id for e in EXERCISES if importlib.util.find_spec(f"llm_pack.checks.{e.module}")]
 
 
 def copies_row(args: argparse.Namespace, work: Path) -> None:

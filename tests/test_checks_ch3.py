@@ -16,8 +16,8 @@ from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
 from support import CORPUS, SOLUTION, clone_of, grade_folder, paste
 
-from grader.judge.checks import ex3_1, ex3_2, ex3_3
-from grader.judge.checks.attention_rebuild import (
+from llm_pack.checks import ex3_1, ex3_2, ex3_3
+from llm_pack.checks.attention_rebuild import (
     MAX_HEADS,
     judge_input,
     rebuild_mha,

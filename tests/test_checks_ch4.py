@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import find as hypothesis_find
 from support import CORPUS, ROOT, SOLUTION, grade_folder, make_submission, run_snippet
 
-from grader.judge.checks import ex4_1, ex4_2, ex4_3
-from grader.judge.checks.gpt_reference import (
+from llm_pack.checks import ex4_1, ex4_2, ex4_3
+from llm_pack.checks.gpt_reference import (
     GPT2_SIZES,
     attention_count,
     feedforward_count,
@@ -29,7 +29,7 @@ from grader.judge.checks.gpt_reference import (
     split_config,
     trainable,
 )
-from grader.judge.strategies import gpt_configs, large_gpt_configs
+from llm_pack.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))

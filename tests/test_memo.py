@@ -9,7 +9,7 @@ import torch
 from support import CORPUS, SOLUTION, grade_folder, make_submission
 
 from grader.judge import memo
-from grader.judge.checks import same_weights
+from llm_pack.checks import same_weights
 from grader.worker.probes import describe_module
 from reference import MultiHeadAttention
 

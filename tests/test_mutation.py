@@ -261,7 +261,7 @@ def test_a_block_that_swaps_its_layer_norms_is_killed():
 def test_the_snippets_build_the_oracle_the_judge_builds():
     import torch
 
-    from grader.judge.checks.gpt_reference import (
+    from llm_pack.checks.gpt_reference import (
         REFERENCE_WITH_RATES_SOURCE,
         reference_with_rates,
         split_config,

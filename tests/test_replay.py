@@ -74,7 +74,7 @@ def test_replayed_grades_equal_plain_hypothesis_runs(tmp_path, fresh_judge, monk
 
 def test_a_passing_check_is_replayed_without_hypothesis(tmp_path, fresh_judge, monkeypatch):
     import grader.judge.properties as properties
-    from grader.judge.checks.ex3_1 import CHECKS
+    from llm_pack.checks.ex3_1 import CHECKS
 
     weights = {"3.1": {CHECKS[0].name: 5.0}}  # the course's weights: the checks are copies
     first = graded(SOLUTION, "3.1", check_points=weights)
@@ -151,7 +151,7 @@ def test_forked_judge_processes_hand_their_recordings_to_the_parent():
 
 
 def test_only_runs_json_gives_back_exactly_are_exported(fresh_judge):
-    from grader.judge.checks.ex3_1 import CHECKS
+    from llm_pack.checks.ex3_1 import CHECKS
 
     replay.since_fork()
     replay.record(CHECKS[0], ("a",), [{"n": 1}])
@@ -160,7 +160,7 @@ def test_only_runs_json_gives_back_exactly_are_exported(fresh_judge):
 
 
 def test_only_plain_examples_of_the_same_check_are_recorded(fresh_judge):
-    from grader.judge.checks.ex3_1 import CHECKS
+    from llm_pack.checks.ex3_1 import CHECKS
 
     check = CHECKS[0]
     twin = dataclasses.replace(check, run=lambda worker, ex: None)  # another check, same name

@@ -44,7 +44,7 @@ LIMITS = Limits(call_timeout_s=4.0, import_timeout_s=4.0, exercise_budget_s=60.0
 SPAWN_LIMITS = Limits(
     call_timeout_s=4.0, import_timeout_s=40.0, exercise_budget_s=60.0, memory_mb=1024
 )
-GRADED = [e.id for e in EXERCISES if importlib.util.find_spec(f"grader.judge.checks.{e.module}")]
+GRADED = [e.id for e in EXERCISES if importlib.util.find_spec(f"llm_pack.checks.{e.module}")]
 OTHER = {"3.1": "4.1", "4.1": "3.1", "4.2": "4.1", "4.3": "4.1"}
 
 pytestmark = pytest.mark.skipif(not supported(), reason="the fork server needs Linux")

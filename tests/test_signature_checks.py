@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from support import run_snippet
 
-from grader.judge.checks.ex4_3_block import BLOCK_CHECK
+from llm_pack.checks.ex4_3_block import BLOCK_CHECK
 
 
 def only_failure(result):

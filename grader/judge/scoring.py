@@ -5,11 +5,11 @@ checks' results, their weights scaled to the exercise's points."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from grader.result.schema import CheckResult, ExerciseResult
+from grader.shared.packs import resolve
 from grader.shared.registry import BY_ID, Exercise
 
 if TYPE_CHECKING:  # a type only: the batch's main process reads this module without torch
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # a type only: the batch's main process reads this module wit
 
 def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
-    checks = importlib.import_module(f"grader.judge.checks.{exercise.module}").CHECKS
+    checks = list(resolve(exercise.checks, "CHECKS"))
     if points:
         checks = [
             dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks

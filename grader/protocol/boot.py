@@ -27,6 +27,7 @@ KEEP_ENV = (
     "WINDIR",
     "COMSPEC",
     "PATHEXT",
+    "GRADER_PACK",  # the pack in use (grader.shared.packs): workers load its probes
     "GRADER_META_KERNELS",  # "off": the meta device on torch's own kernels (slower, same shapes)
 )
 

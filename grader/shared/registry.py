@@ -1,72 +1,62 @@
-"""The six exercises: ids, the student file each lives in, titles and default points."""
+"""The exercises being graded: those of the packs in use (``grader.shared.packs``), in the
+order their packs declare them, with their ids, files, titles and points.
 
-from dataclasses import dataclass
+``EXERCISES`` and ``BY_ID`` are views: they read the packs in use when they are read, so
+``grade --pack`` takes effect for modules that imported them before the option was parsed.
+"""
 
+from __future__ import annotations
 
-@dataclass(frozen=True)
-class Exercise:
-    id: str
-    filename: str
-    title: str
-    names: tuple[str, ...]  # what the student's file must define (DESIGN §4)
-    max_score: float = 10.0
-    # Seconds to grade the solution, the mean of a cold judge's time (``GRADER_TIMINGS``) and a
-    # warm one's (examples replayed, as in a notebook's check_all()): balances exercises over
-    # processes. Measured on the 2-core machine of bench/; only the ratios matter.
-    cost: float = 1.0
+from collections.abc import Iterator, Mapping, Sequence
 
-    @property
-    def module(self) -> str:
-        """The check module's name under ``grader.judge.checks`` (``"3.1"`` -> ``"ex3_1"``)."""
-        return "ex" + self.id.replace(".", "_")
+from grader.shared.packs import Exercise, Pack, PackError, packs
+
+__all__ = ["BY_ID", "EXERCISES", "Exercise", "PackError", "pack_of", "select"]
 
 
-EXERCISES: tuple[Exercise, ...] = (
-    Exercise(
-        "3.1",
-        "ex3_1_weight_transfer.py",
-        "Weight transfer from SelfAttention_v2 to v1",
-        ("transfer_weights",),
-        cost=0.06,
-    ),
-    Exercise(
-        "3.2",
-        "ex3_2_wrapper_2d.py",
-        "Two-head wrapper with 2-D context vectors",
-        ("make_2d_wrapper",),
-        cost=0.10,
-    ),
-    Exercise(
-        "3.3",
-        "ex3_3_gpt2_attention.py",
-        "GPT-2-small-sized multi-head attention",
-        ("gpt2_small_attention",),
-        cost=0.29,
-    ),
-    Exercise(
-        "4.1",
-        "ex4_1_parameter_counts.py",
-        "Parameters in feed-forward vs attention",
-        ("feedforward_params", "attention_params"),
-        cost=0.06,
-    ),
-    Exercise(
-        "4.2",
-        "ex4_2_scaled_configs.py",
-        "Larger GPT-2 configs and their sizes",
-        ("GPT2_CONFIGS", "total_params", "model_size_mb"),
-        cost=0.14,
-    ),
-    Exercise(
-        "4.3",
-        "ex4_3_split_dropout.py",
-        "Separate dropout rates",
-        ("GPT_CONFIG_SPLIT_DROPOUT", "TransformerBlock", "GPTModel"),
-        cost=0.26,
-    ),
-)
+def _all() -> tuple[Exercise, ...]:
+    return tuple(ex for pack in packs() for ex in pack.exercises)
 
-BY_ID: dict[str, Exercise] = {e.id: e for e in EXERCISES}
+
+class _Exercises(Sequence):
+    """Every exercise of the packs in use, in course order."""
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return _all()[index]
+
+    def __len__(self) -> int:
+        return len(_all())
+
+    def __iter__(self) -> Iterator[Exercise]:
+        return iter(_all())
+
+    def __repr__(self) -> str:
+        return f"EXERCISES{list(_all())!r}"
+
+
+class _ById(Mapping):
+    """Exercise id -> exercise, over the packs in use."""
+
+    def __getitem__(self, key: str) -> Exercise:
+        for ex in _all():
+            if ex.id == key:
+                return ex
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (ex.id for ex in _all())
+
+    def __len__(self) -> int:
+        return len(_all())
+
+
+EXERCISES: Sequence[Exercise] = _Exercises()
+BY_ID: Mapping[str, Exercise] = _ById()
+
+
+def pack_of(exercise: Exercise) -> Pack:
+    """The pack that declares ``exercise``."""
+    return next(p for p in packs() if p.name == exercise.pack)
 
 
 def select(ids: list[str] | None) -> list[Exercise]:

@@ -102,7 +102,9 @@ def spawned(spec: dict) -> None:
     if abi:
         import torch  # noqa: F401 - loaded before the read rules, as in the fork server
 
-        import reference  # noqa: F401
+        from grader.worker import probes
+
+        probes.load_all()
         from grader.worker.sandbox.isolate import (
             Placement,
             Plan,

@@ -70,21 +70,22 @@ TENSOR_PATH = (
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
 
-def _is_grader(name: Any) -> bool:
-    return type(name) is str and (name == "grader" or name.startswith("grader."))
+def _within(name: Any, packages: tuple[str, ...]) -> bool:
+    return type(name) is str and any(name == p or name.startswith(p + ".") for p in packages)
 
 
-def grader_modules() -> dict[str, types.ModuleType]:
-    """The grader's modules in this process, found from the package down (each submodule is
-    an attribute of the module that imported it): cheaper than a scan of ``sys.modules``."""
+def grader_modules(packages: tuple[str, ...] = ("grader",)) -> dict[str, types.ModuleType]:
+    """The modules of ``packages`` (the grader's, and the pack whose probes serve) in this
+    process, found from each package down (each submodule is an attribute of the module that
+    imported it): cheaper than a scan of ``sys.modules``."""
     found: dict[str, types.ModuleType] = {}
-    stack = [m for m in (sys.modules.get("grader"),) if m is not None]
+    stack = [m for m in map(sys.modules.get, packages) if m is not None]
     while stack:
         module = stack.pop()
         found[module.__name__] = module
         for value in vars(module).values():
             if type(value) is types.ModuleType and value.__name__ not in found:
-                if _is_grader(value.__name__):
+                if _within(value.__name__, packages):
                     stack.append(value)
     return {name: m for name, m in found.items() if sys.modules.get(name) is m}
 
@@ -159,8 +160,8 @@ class Guard:
     Kept as flat tuples of identities, so that a check costs tens of microseconds; the check
     itself (``checker``) holds the snapshot and every function it calls in its defaults."""
 
-    def __init__(self, *extra: Callable[..., Any]):
-        self.modules = grader_modules()
+    def __init__(self, *extra: Callable[..., Any], packages: tuple[str, ...] = ("grader",)):
+        self.modules = grader_modules(packages)
         self.bindings: list[tuple[Any, str, Any, str]] = []  # (namespace, key, object, label)
         self.tables: list[tuple[Any, str, tuple, str]] = []
         self.codes: list[tuple[types.FunctionType, Any, Any, str]] = []  # code, defaults
@@ -175,7 +176,9 @@ class Guard:
                     self.tables.append((vars(module), key, _table(value), label))
                 elif isinstance(value, _BOUND):
                     self.bindings.append((vars(module), key, value, label))
-                if isinstance(value, types.FunctionType | type) and _is_grader(value.__module__):
+                if isinstance(value, types.FunctionType | type) and _within(
+                    value.__module__, packages
+                ):
                     if isinstance(value, type):
                         self._watch_class(value, label)
                     else:

@@ -197,10 +197,12 @@ def serve(
     student's file runs; then the judge is told "started" (what fails before it is the
     grader's own failure) and ``started()`` is called. What the loop calls is bound to its
     locals first, so that rebinding a module global of the grader changes nothing here."""
+    from grader.shared.registry import BY_ID
     from grader.worker import probes
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
-    guard = Guard(dispatch)
+    pack = BY_ID[exercise_id].probes.partition(".")[0].partition(":")[0]
+    guard = Guard(dispatch, packages=("grader", pack))
     check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
     answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
     closed = wire.ChannelClosed

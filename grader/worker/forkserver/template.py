@@ -276,9 +276,10 @@ def preload() -> str | None:
         slow_meta = metakernels.install()  # meta without torch._dynamo and sympy (2 s)
         import grader.protocol.limits  # noqa: F401
         import grader.protocol.wire  # noqa: F401
-        import grader.worker.probes  # noqa: F401
         import grader.worker.serve  # noqa: F401
-        import reference  # noqa: F401
+        from grader.worker import probes
+
+        probes.load_all()  # every pack's worker side
     return slow_meta
 
 

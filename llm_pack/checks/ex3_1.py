@@ -9,8 +9,8 @@ from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.judge.strategies import attention_shapes
 from grader.shared.torchseed import seed_torch
+from llm_pack.strategies import attention_shapes
 from reference import SelfAttention_v1, SelfAttention_v2
 
 NAMES = ("W_query", "W_key", "W_value")

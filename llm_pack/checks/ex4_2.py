@@ -1,7 +1,7 @@
 """Checks for exercise 4.2: the four GPT-2 configs, their parameter counts and sizes.
 
 The expected counts are those of the reference ``GPTModel(cfg)`` (see
-``grader.judge.checks.gpt_reference``): built on the CPU for the small random configs most examples
+``llm_pack.checks.gpt_reference``): built on the CPU for the small random configs most examples
 use, on the ``meta`` device for GPT-2-sized ones. The student's functions run on the ``meta``
 device in the worker, so an answer that really instantiates GPT-2 XL allocates nothing.
 """
@@ -14,7 +14,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.judge import hints
-from grader.judge.checks.gpt_reference import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, filled_dict
+from llm_pack.checks.gpt_reference import (
     GPT2_SIZES,
     Mistake,
     ask_number,
@@ -23,9 +25,7 @@ from grader.judge.checks.gpt_reference import (
     model_count,
     wrong_count,
 )
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, filled_dict
-from grader.judge.strategies import gpt_configs, large_gpt_configs
+from llm_pack.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M
 
 MIB = 1024 * 1024

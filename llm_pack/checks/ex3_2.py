@@ -2,7 +2,7 @@
 
 ``make_2d_wrapper(d_in, context_length, dropout)`` runs in the worker with arguments the judge
 draws (never only the book's 3 and 6); the judge rebuilds the book's wrapper from the returned
-module's weights (``grader.judge.checks.attention_rebuild``) and compares the two on its own inputs.
+module's weights (``llm_pack.checks.attention_rebuild``) and compares the two on its own inputs.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ import re
 
 import torch
 
-from grader.judge.checks import same_weights
-from grader.judge.checks.attention_rebuild import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, assert_close
+from llm_pack.checks import same_weights
+from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     assert_causal,
     build_student,
@@ -22,17 +24,15 @@ from grader.judge.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
-from grader.judge.checks.ex3_2_heads import HEADS_CHECK
-from grader.judge.checks.ex3_2_strategies import (
+from llm_pack.checks.ex3_2_heads import HEADS_CHECK
+from llm_pack.checks.ex3_2_strategies import (
     call_text,
     causal_cases,
     default_cases,
     wrapper_arguments,
     wrapper_inputs,
 )
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.judge.strategies import dropout_rates
+from llm_pack.strategies import dropout_rates
 
 # --- the judge's side -------------------------------------------------------------------------
 

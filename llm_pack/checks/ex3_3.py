@@ -3,7 +3,7 @@
 ``gpt2_small_attention()`` takes no arguments, so the worker builds the student's module once
 per worker (after ``torch.manual_seed(BUILD_SEED)``, as the snippets do) and every check reuses
 it: one build costs a 768-wide model and a 1024 x 1024 mask. The judge rebuilds the book's class
-from the module's description once too (``grader.judge.checks.attention_rebuild``).
+from the module's description once too (``llm_pack.checks.attention_rebuild``).
 
 Inputs are 768 wide and mostly short (token counts are drawn on a log scale, up to 512); the
 single token and the full 1,024 tokens are explicit examples of one check, because a
@@ -20,8 +20,10 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.judge import hints
-from grader.judge.checks import same_weights
-from grader.judge.checks.attention_rebuild import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, assert_close
+from llm_pack.checks import same_weights
+from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     assert_causal,
     build_student,
@@ -31,9 +33,7 @@ from grader.judge.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.judge.strategies import torch_seeds
+from llm_pack.strategies import torch_seeds
 
 CALL = "gpt2_small_attention()"
 OWNER = f"the module {CALL} returned"

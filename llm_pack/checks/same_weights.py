@@ -2,7 +2,7 @@
 
 Exercises 3.2 and 3.3 have the worker build the student's module after ``torch.manual_seed``
 and describe it; the judge rebuilds the book's class from that description
-(``grader.judge.checks.attention_rebuild``). Every answer that builds the book's module draws
+(``llm_pack.checks.attention_rebuild``). Every answer that builds the book's module draws
 the same weights for the same example, so within one judge process (a batch's judge, the
 notebook's, ``--watch``) the same rebuild and the same reference outputs would be computed again
 for each submission (DESIGN §5.6). ``reused`` returns the module rebuilt before from an equal

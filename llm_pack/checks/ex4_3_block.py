@@ -16,7 +16,11 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.judge.checks.gpt_reference import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.memo import remembered
+from grader.judge.properties import Check, assert_close
+from grader.shared.torchseed import seed_torch
+from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
     SPLIT_KEYS,
     built_module,
@@ -28,11 +32,7 @@ from grader.judge.checks.gpt_reference import (
     set_block_rates,
     split_config,
 )
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import Check, assert_close
-from grader.judge.strategies import torch_seeds, wide_gpt_configs
-from grader.shared.torchseed import seed_torch
+from llm_pack.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
 
 BLOCK_PLACES = {

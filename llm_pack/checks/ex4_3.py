@@ -1,7 +1,7 @@
 """Checks for exercise 4.3: separate dropout rates for embeddings, shortcuts and attention.
 
 The oracle is the reference ``GPTModel`` whose ``nn.Dropout`` modules get each place's own rate
-(``grader.judge.checks.gpt_reference.reference_with_rates``); the student's model is built in the
+(``llm_pack.checks.gpt_reference.reference_with_rates``); the student's model is built in the
 worker, loaded with the oracle's weights, and run on the judge's input.
 
 Where each rate acts is found deterministically: one rate at 1.0 zeroes its place, the other
@@ -18,18 +18,6 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.judge.checks.ex4_3_block import BLOCK_CHECK
-from grader.judge.checks.gpt_reference import (
-    REFERENCE_WITH_RATES_SOURCE,
-    SPLIT_KEYS,
-    built_module,
-    config_source,
-    isolated_rates,
-    load_weights,
-    reference_with_rates,
-    set_rates,
-    split_config,
-)
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import (
@@ -41,8 +29,20 @@ from grader.judge.properties import (
     filled_dict,
     tensor_text,
 )
-from grader.judge.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from grader.shared.torchseed import seed_torch
+from llm_pack.checks.ex4_3_block import BLOCK_CHECK
+from llm_pack.checks.gpt_reference import (
+    REFERENCE_WITH_RATES_SOURCE,
+    SPLIT_KEYS,
+    built_module,
+    config_source,
+    isolated_rates,
+    load_weights,
+    reference_with_rates,
+    set_rates,
+    split_config,
+)
+from llm_pack.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
 
 PLACES = {

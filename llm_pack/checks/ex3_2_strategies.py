@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from grader.judge.strategies import batched_inputs, dims, dropout_rates, torch_seeds
+from llm_pack.strategies import batched_inputs, dims, dropout_rates, torch_seeds
 
 
 def call_text(ex: dict) -> str:

@@ -1,7 +1,7 @@
 """Checks for exercise 4.1: parameters in the feed-forward and the attention module of a block.
 
 The expected counts are those of the reference ``TransformerBlock(cfg)`` (see
-``grader.judge.checks.gpt_reference``) for random valid configs, with and without qkv bias; the
+``llm_pack.checks.gpt_reference``) for random valid configs, with and without qkv bias; the
 student's functions run on the ``meta`` device in the worker, so counting a real GPT-2-sized
 module costs them no memory.
 """
@@ -13,7 +13,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.judge.checks.gpt_reference import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check
+from llm_pack.checks.gpt_reference import (
     Mistake,
     ask_number,
     attention_count,
@@ -22,9 +24,7 @@ from grader.judge.checks.gpt_reference import (
     gpt2_config,
     wrong_count,
 )
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check
-from grader.judge.strategies import gpt_configs, large_gpt_configs
+from llm_pack.strategies import gpt_configs, large_gpt_configs
 from reference import GPT_CONFIG_124M
 
 

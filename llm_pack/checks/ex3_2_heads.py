@@ -20,7 +20,9 @@ import re
 import torch
 from torch import nn
 
-from grader.judge.checks.attention_rebuild import (
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed, tensor_text
+from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     build_student,
     call_student,
@@ -30,9 +32,7 @@ from grader.judge.checks.attention_rebuild import (
     same,
     student_forward,
 )
-from grader.judge.checks.ex3_2_strategies import call_text, wrapper_inputs
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, tensor_text
+from llm_pack.checks.ex3_2_strategies import call_text, wrapper_inputs
 
 HEAD = re.compile(r"^heads\.\d+\.")
 

@@ -1,0 +1,223 @@
+"""Exercise packs: where they are found and what their ``pack.toml`` declares.
+
+A pack is a Python package whose folder holds a ``pack.toml``: the course's title, its
+exercises (id, the student's file, the names it must define, points, the judge's checks and the
+worker's probes as ``module:attribute`` references), the worker-side modules the fork server
+imports before it forks, and the folders of its stubs, solution and corpus (relative to the
+``pack.toml``). Packs are found through the ``grader.exercises`` entry points of what is
+installed, or named by a folder in ``GRADER_PACK`` (set by ``grade --pack``; children inherit
+it). Reading a pack imports none of its code: a batch's main process lists exercises without
+torch.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from grader.shared.tomlread import TOMLDecodeError, loads
+
+ENTRY_POINTS = "grader.exercises"
+CHOSEN = "GRADER_PACK"  # a pack's name or the folder of a pack.toml; empty: every installed pack
+FILE = "pack.toml"
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,31}$")
+FILENAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\.py$")
+REFERENCE = re.compile(r"^[A-Za-z_][\w.]*(:[A-Za-z_]\w*)?$")
+
+
+class PackError(ValueError):
+    """A pack cannot be used; the message says which and why, in one line."""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    filename: str
+    title: str
+    names: tuple[str, ...]  # what the student's file must define
+    max_score: float = 10.0
+    # Seconds to grade the solution, the mean of a cold judge's time (``GRADER_TIMINGS``) and a
+    # warm one's (examples replayed, as in a notebook's check_all()): balances exercises over
+    # processes. Measured on the 2-core machine of bench/; only the ratios matter.
+    cost: float = 1.0
+    checks: str = ""  # "module:attribute" of the judge's list of checks
+    probes: str = ""  # "module:attribute" of the worker's probes (name -> function)
+    pack: str = ""  # the name of the pack that declares it
+
+    @property
+    def module(self) -> str:
+        """A name made of the id (``"5.1"`` -> ``"ex5_1"``): the student module's private
+        name in the worker, the worker's folder, the corpus folder."""
+        return "ex" + re.sub(r"\W", "_", self.id)
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    title: str
+    folder: Path  # the folder of its pack.toml (the package)
+    exercises: tuple[Exercise, ...]
+    worker: tuple[str, ...] = ()  # modules the fork server imports before it forks
+    shared: tuple[str, ...] = ()  # packages whose code every answer may share (similarity)
+    paths: dict[str, Path] = field(default_factory=dict)  # stubs, solution, corpus
+    text: dict[str, str] = field(default_factory=dict)  # words for help, notebooks, editions
+
+    @property
+    def package(self) -> str:
+        return self.folder.name
+
+    def path(self, key: str) -> Path | None:
+        """The pack's folder of ``key`` ("stubs", "solution", "corpus"), if it declares one."""
+        return self.paths.get(key)
+
+
+def _strings(table: dict, key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PackError(f"{where}: {key} must be a list of strings")
+    return tuple(value)
+
+
+def _exercise(raw: object, pack: str, where: str) -> Exercise:
+    if not isinstance(raw, dict):
+        raise PackError(f"{where}: each [[exercise]] must be a table")
+    missing = [k for k in ("id", "file", "title", "names", "checks", "probes") if k not in raw]
+    if missing:
+        raise PackError(f"{where}: an [[exercise]] lacks {', '.join(missing)}")
+    ex_id, filename = str(raw["id"]), str(raw["file"])
+    if not ID.match(ex_id):
+        raise PackError(
+            f"{where}: exercise id {ex_id!r} is not a short name (letters, digits, .-_)"
+        )
+    if not FILENAME.match(filename):
+        raise PackError(f"{where}: exercise {ex_id}: {filename!r} is not a module's file name")
+    for key in ("checks", "probes"):
+        if not REFERENCE.match(str(raw[key])):
+            raise PackError(f"{where}: exercise {ex_id}: {key} must read module or module:name")
+    try:
+        points, cost = float(raw.get("points", 10.0)), float(raw.get("cost", 1.0))
+    except (TypeError, ValueError):
+        raise PackError(f"{where}: exercise {ex_id}: points and cost must be numbers") from None
+    return Exercise(
+        ex_id,
+        filename,
+        str(raw["title"]),
+        _strings(raw, "names", f"{where}: exercise {ex_id}"),
+        points,
+        cost,
+        str(raw["checks"]),
+        str(raw["probes"]),
+        pack,
+    )
+
+
+def read_pack(folder: Path) -> Pack:
+    """The pack whose ``pack.toml`` is in ``folder``; ``PackError`` says what is wrong."""
+    where = str(folder / FILE)
+    try:
+        data = loads((folder / FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PackError(f"{folder}: not an exercise pack (no {FILE} in it)") from None
+    except (OSError, UnicodeDecodeError, TOMLDecodeError) as exc:
+        raise PackError(f"{where} cannot be read: {exc}") from None
+    head = data.get("pack", {})
+    if not isinstance(head, dict) or not head.get("name"):
+        raise PackError(f"{where}: a [pack] table with a name is needed")
+    name = str(head["name"])
+    exercises = tuple(_exercise(raw, name, where) for raw in data.get("exercise", []))
+    if not exercises:
+        raise PackError(f"{where}: the pack declares no [[exercise]]")
+    ids = [e.id for e in exercises]
+    if len(set(ids)) != len(ids):
+        raise PackError(f"{where}: an exercise id is declared twice")
+    paths = {
+        key: (folder / str(head[key])).resolve()
+        for key in ("stubs", "solution", "corpus")
+        if head.get(key)
+    }
+    text = data.get("text", {})
+    return Pack(
+        name,
+        str(head.get("title", name)),
+        folder.resolve(),
+        exercises,
+        _strings(head, "worker", where),
+        _strings(head, "shared", where),
+        paths,
+        {str(k): str(v) for k, v in text.items()} if isinstance(text, dict) else {},
+    )
+
+
+def _installed() -> list[Path]:
+    """The folders of the packs that installed distributions declare (entry points)."""
+    from importlib.metadata import entry_points
+    from importlib.util import find_spec
+
+    folders = []
+    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
+        try:
+            spec = find_spec(point.value.split(":")[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            raise PackError(f"the installed pack {point.name!r} names {point.value!r}, not found")
+        folders.append(Path(list(spec.submodule_search_locations)[0]))
+    return folders
+
+
+def choose(chosen: str) -> None:
+    """Grade with the pack ``chosen`` (an installed pack's name, or a folder with a
+    ``pack.toml``) from now on, in this process and every process it starts."""
+    if chosen and Path(chosen).is_dir():
+        chosen = str(Path(chosen).resolve())
+    os.environ[CHOSEN] = chosen
+    packs.cache_clear()
+    packs()  # says now, in one line, what is wrong with it
+
+
+@lru_cache(maxsize=1)
+def packs() -> tuple[Pack, ...]:
+    """The packs in use: the one chosen (``GRADER_PACK``), or every installed one.
+
+    A pack named by its folder has its parent folder put on ``sys.path`` so that its modules
+    import (workers inherit the judge's ``sys.path``)."""
+    chosen = os.environ.get(CHOSEN, "")
+    if chosen and Path(chosen).is_dir():
+        pack = read_pack(Path(chosen))
+        parent = str(pack.folder.parent)
+        if parent not in sys.path:
+            sys.path.append(parent)
+        found = [pack]
+    else:
+        found = [read_pack(folder) for folder in _installed()]
+        if chosen:
+            found = [p for p in found if p.name == chosen]
+            if not found:
+                raise PackError(f"no exercise pack named {chosen!r} is installed, nor a folder")
+    if not found:
+        raise PackError(
+            "no exercise pack is installed: install one (pip install -e .) or name its folder "
+            "with --pack"
+        )
+    seen: dict[str, str] = {}
+    for pack in found:
+        for ex in pack.exercises:
+            if ex.id in seen:
+                raise PackError(
+                    f"exercise {ex.id} is declared by two packs ({seen[ex.id]}, {pack.name}): "
+                    "choose one with --pack"
+                )
+            seen[ex.id] = pack.name
+    return tuple(found)
+
+
+def resolve(reference: str, default: str) -> object:
+    """The object a ``module:attribute`` reference names (``default`` attribute if none)."""
+    import importlib
+
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute or default)

@@ -1,0 +1,119 @@
+"""The worker's probes of the six exercises: what a worker does with a student's module for
+each of them, named in ``pack.toml`` (``probes = "llm_pack.probes:EX3_1"`` ...). Worker side:
+they import the grader's probe library and the reference, never the judge or hypothesis."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from grader.shared.torchseed import seed_torch
+from grader.worker.probes import (
+    Probe,
+    _forward,
+    _keep,
+    _load,
+    _on_meta,
+    describe_module,
+    plain,
+)
+
+# --- 3.1 -------------------------------------------------------------------------------------
+
+
+def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict):
+    from reference import SelfAttention_v1, SelfAttention_v2
+
+    sa_v2 = SelfAttention_v2(d_in, d_out)
+    sa_v2.load_state_dict(v2_state)
+    sa_v1 = SelfAttention_v1(d_in, d_out)
+    sa_v1.load_state_dict(v1_state)
+    module.transfer_weights(sa_v2, sa_v1)
+    weights = {}
+    for name in ("W_query", "W_key", "W_value"):
+        w = getattr(sa_v1, name, None)
+        weights[name] = {
+            "value": plain(w, f"sa_v1.{name}") if isinstance(w, torch.Tensor) else None,
+            "type": type(w).__name__,
+            "is_parameter": isinstance(w, nn.Parameter),
+            "registered": name in sa_v1._parameters,
+            "requires_grad": bool(getattr(w, "requires_grad", False)),
+        }
+    return {"v1": weights, "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()")}
+
+
+# --- 3.2, 3.3 --------------------------------------------------------------------------------
+
+
+def _build_wrapper(
+    module, state, d_in: int, context_length: int, dropout: float | None, seed: int | None = None
+):
+    """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
+    (the function's own default is used)."""
+    if seed is not None:  # the reproduce snippet seeds torch the same way before building
+        seed_torch(seed)
+    rate = () if dropout is None else (dropout,)
+    m = module.make_2d_wrapper(d_in, context_length, *rate)
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+def _build_gpt2_attention(module, state, seed: int | None = None):
+    if seed is not None:
+        seed_torch(seed)
+    m = module.gpt2_small_attention()
+    return {"handle": _keep(state, m), "module": describe_module(m)}
+
+
+# --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------
+
+
+def _configs(module, state):
+    return plain(module.GPT2_CONFIGS, "GPT2_CONFIGS")
+
+
+def _base_config(module, state):
+    """``reference.GPT_CONFIG_124M`` as the student's code left it (changed in place?)."""
+    from reference import GPT_CONFIG_124M
+
+    return plain(GPT_CONFIG_124M, "GPT_CONFIG_124M")
+
+
+# --- 4.3 -------------------------------------------------------------------------------------
+
+
+def _split_config(module, state):
+    return plain(module.GPT_CONFIG_SPLIT_DROPOUT, "GPT_CONFIG_SPLIT_DROPOUT")
+
+
+# The judge checks these modules' keys and shapes and runs them here with its own weights:
+# their values never leave the worker.
+def _build_split_model(module, state, cfg: dict):
+    m = module.GPTModel(dict(cfg))
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
+
+
+def _build_split_block(module, state, cfg: dict):
+    m = module.TransformerBlock(dict(cfg))
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
+
+
+EX3_1: dict[str, Probe] = {"transfer": _transfer}
+EX3_2: dict[str, Probe] = {"build": _build_wrapper, "forward": _forward, "load": _load}
+EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": _forward}
+EX4_1: dict[str, Probe] = {
+    "feedforward_params": _on_meta("feedforward_params"),
+    "attention_params": _on_meta("attention_params"),
+}
+EX4_2: dict[str, Probe] = {
+    "configs": _configs,
+    "base_config": _base_config,
+    "total_params": _on_meta("total_params"),
+    "model_size_mb": _on_meta("model_size_mb"),
+}
+EX4_3: dict[str, Probe] = {
+    "config": _split_config,
+    "build": _build_split_model,
+    "build_block": _build_split_block,
+    "load": _load,
+    "forward": _forward,
+}
