@@ -21,6 +21,7 @@ from grader.commands.options import (
     add_exercise_option,
     add_grading_options,
     limit_options,
+    take_pack_option,
 )
 from grader.result.formats import FORMATS as CI_FORMATS
 from grader.shared import registry, timing
@@ -40,8 +41,10 @@ SUBCOMMANDS = ("batch", "merge", "export", "release", "notebook", "gradescope")
 def grade_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="grade",
-        description="Grade the chapter 3-4 exercises. Other commands: "
-        "grade batch | merge | export | release | notebook | gradescope (see grade COMMAND -h).",
+        description="Grade the exercises of the installed pack. Other commands: "
+        "grade batch | merge | export | release | notebook | gradescope (see grade COMMAND -h). "
+        "Before or after any command, --pack NAME|FOLDER grades with that exercise pack (an "
+        "installed pack's name, or the folder of a pack.toml) instead of every installed one.",
     )
     p.add_argument(
         "path",
@@ -233,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):  # shows it escaped rather than failing
             stream.reconfigure(errors="backslashreplace")
     try:
+        argv = take_pack_option(argv)
         if argv and argv[0] in SUBCOMMANDS:
             import importlib
 
@@ -240,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             code = module.main(argv[1:])
         else:
             code = run_grade(argv)
-    except UsageError as exc:  # may name the user's files: one safe line
+    except (UsageError, registry.PackError) as exc:  # may name the user's files: one safe line
         from grader.shared.safetext import one_line
 
         print(f"grade: error: {one_line(exc, 1000)}", file=sys.stderr)

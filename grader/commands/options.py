@@ -21,6 +21,34 @@ def add_exercise_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def take_pack_option(argv: list[str]) -> list[str]:
+    """``argv`` without ``--pack NAME|FOLDER`` (allowed before or after any command), whose
+    pack is chosen for this process and every one it starts (``grader.shared.packs.choose``).
+    Raises ``UsageError`` when the pack cannot be used."""
+    from grader.shared.errors import UsageError
+    from grader.shared.packs import PackError, choose
+
+    rest, chosen, i = [], None, 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--pack":
+            if i + 1 >= len(argv):
+                raise UsageError("--pack needs an installed pack's name or a pack's folder")
+            chosen, i = argv[i + 1], i + 2
+            continue
+        if arg.startswith("--pack="):
+            chosen = arg.partition("=")[2]
+        else:
+            rest.append(arg)
+        i += 1
+    if chosen is not None:
+        try:
+            choose(chosen)
+        except PackError as exc:
+            raise UsageError(str(exc)) from None
+    return rest
+
+
 def add_out_option(p: argparse.ArgumentParser, what: str) -> None:
     """``-o OUT`` (required): the folder ``what`` goes to."""
     p.add_argument("-o", "--out", type=Path, required=True, metavar="OUT", help=f"where {what} go")
