@@ -3,16 +3,16 @@ as MOSS computes them, over the normalized tokens of ``grader.analysis.tokens``.
 
 Each answer is cut into overlapping k-grams of ``K`` normalized tokens, each hashed
 (deterministically: the same hashes on every run and machine, so they can be stored). The
-k-grams that also occur in the shared base (the handed-out stubs and the book's code in
-``reference/``) are no evidence and are dropped; of the rest, winnowing keeps the smallest hash
-of every ``WINDOW`` consecutive k-grams, which guarantees that any match of ``K + WINDOW - 1``
-tokens or more is seen while storing about a third of the hashes. Winnowing runs on each
-stretch between base code and definition boundaries on its own, so an answer gives the same
-fingerprints wherever it stands (alone, after the book's classes pasted into a notebook, or
-with its functions in another order).
+k-grams that also occur in the shared base (the code of the packages each pack lists as
+``shared``: its handed-out stubs and its reference code) are no evidence and are dropped; of
+the rest, winnowing keeps the smallest hash of every ``WINDOW`` consecutive k-grams, which
+guarantees that any match of ``K + WINDOW - 1`` tokens or more is seen while storing about a
+third of the hashes. Winnowing runs on each stretch between base code and definition
+boundaries on its own, so an answer gives the same fingerprints wherever it stands (alone,
+after the reference classes pasted into a notebook, or with its functions in another order).
 
 An answer with fewer than ``MIN_TOKENS`` tokens outside the base is too short to tell apart
-from an independent answer (exercise 3.3 is one line) and is not scored. Within a class, a
+from an independent answer (an answer of one line, say) and is not scored. Within a class, a
 fingerprint found in more than ``max(COMMON_MIN, COMMON_SHARE * answers)`` answers is what
 many students write independently (as MOSS's ``-m``) and is not evidence either.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from grader.analysis.tokens import Token, normalize, package_files
+from grader.analysis.tokens import Token, normalize, shared_packages
 
 K = 6  # tokens per k-gram
 WINDOW = 4  # winnowing window: matches of K + WINDOW - 1 = 9 tokens are always seen
@@ -84,12 +84,12 @@ def kgram_hashes(tokens: list[Token]) -> list[int | None]:
 
 
 def base_files() -> list[Path]:
-    """The shared base: the book's code (reference/) and the handed-out stubs (exercises/),
-    read from their files, never imported."""
+    """The shared base: the code of the packages the packs in use share (``Pack.shared``:
+    the reference code and the handed-out stubs, say), read from their files, never imported."""
     files: list[Path] = []
-    for package in ("reference", "exercises"):
-        found = [p for p in package_files(package) if p.name != "__init__.py"]
-        assert found, f"the package {package} was not found"
+    for package, found in shared_packages():
+        found = [p for p in found if p.name != "__init__.py"]
+        assert found, f"the shared package {package} was not found"
         files += found
     return files
 
@@ -117,7 +117,7 @@ def winnow(hashes: list[int | None], window: int | None = None) -> set[int]:
     k-grams. ``None`` (a base k-gram, or one across two definitions) cuts the sequence: each
     run between them is winnowed on its own, so the same code gives the same fingerprints
     wherever it stands; a run shorter than the window (fewer than K + WINDOW - 1 tokens, such
-    as a changed argument in the book's code) is noise and gives none."""
+    as a changed argument in the shared code) is noise and gives none."""
     window = window or WINDOW
     chosen: set[int] = set()
     run: list[int] = []

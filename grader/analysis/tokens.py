@@ -8,9 +8,10 @@ copy stays a copy after it:
   dropped; ``;`` between statements is a line break;
 - every name the file binds itself (variables, parameters, loop and comprehension variables,
   its own functions and classes) becomes ``V``, so renaming them changes nothing; the names the
-  exercise's contract fixes (``transfer_weights``, ``GPT2_CONFIGS``, ...) and the book's names
-  (``MultiHeadAttention``, ``GPT_CONFIG_124M``, ... defined in ``reference/``) are kept, so
-  that pasting the book's classes in instead of importing them changes nothing either;
+  exercise's contract fixes (its ``names`` in the pack) and those the pack's shared code
+  defines (the packages of its ``shared`` list: the course's reference classes and configs)
+  are kept, so that pasting the shared classes in instead of importing them changes nothing
+  either;
 - numbers and strings are written by value (``0x10`` is ``16``, ``'a'`` is ``"a"``); a string
   that is not a short identifier-like key (``"emb_dim"``) becomes ``S``.
 
@@ -32,6 +33,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.shared import safeparse
+from grader.shared.packs import packs
 from grader.shared.registry import EXERCISES
 
 VARIABLE = "V"
@@ -51,25 +53,52 @@ class Token:
     segment: int = 0  # which top-level statement (definition) of the source it belongs to
 
 
-def package_files(package: str) -> list[Path]:
-    """The ``.py`` files of an installed package's folder, found without importing it
-    (``reference`` imports torch, which a batch's main process never needs)."""
+def package_files(package: str, beside: Path | None = None) -> list[Path]:
+    """The ``.py`` files of a package (or the file of a module), found without importing it (a
+    pack's shared code may import torch, which a batch's main process never needs): in the
+    folder ``beside`` (a pack's parent folder) if it is there, else where it is installed."""
+    if beside is not None:
+        here = beside.joinpath(*package.split("."))
+        if here.is_dir():
+            return sorted(here.glob("*.py"))
+        if here.with_suffix(".py").is_file():
+            return [here.with_suffix(".py")]
+    if "." in package:
+        return []  # finding a submodule's spec would import its parent
     spec = importlib.util.find_spec(package)
+    if spec is not None and not spec.submodule_search_locations and spec.origin:
+        return [Path(spec.origin)] if spec.origin.endswith(".py") else []
     folders = (spec.submodule_search_locations or []) if spec else []
     return [path for folder in folders for path in sorted(Path(folder).glob("*.py"))]
 
 
+def shared_packages() -> list[tuple[str, list[Path]]]:
+    """Each package that the packs in use share (their ``shared`` lists, in order: the code
+    every answer may use or copy, such as a course's reference and its handed-out stubs) with
+    its ``.py`` files."""
+    seen: dict[str, list[Path]] = {}
+    for pack in packs():
+        for package in pack.shared:
+            if package not in seen:
+                seen[package] = package_files(package, pack.folder.parent)
+    return list(seen.items())
+
+
 @cache
 def kept_names() -> frozenset[str]:
-    """The names nobody renames: the contract's, and those the book's code defines at the top
-    of ``reference/`` (read from its files, never imported)."""
+    """The names nobody renames: the contract's, and those the packs' shared code defines at
+    the top of its files (read from them, never imported; ``_private`` names left out)."""
     names = set(CONTRACT_NAMES)
-    for path in package_files("reference"):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ClassDef | ast.FunctionDef):
-                names.add(node.name)
-            elif isinstance(node, ast.Assign):
-                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    for _, files in shared_packages():
+        for path in files:
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                if isinstance(node, ast.ClassDef | ast.FunctionDef):
+                    found = {node.name}
+                elif isinstance(node, ast.Assign):
+                    found = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                else:
+                    continue
+                names.update(n for n in found if not n.startswith("_") or n.startswith("__"))
     return frozenset(names)
 
 
