@@ -115,6 +115,10 @@ def _exercise(raw: object, pack: str, where: str) -> Exercise:
     )
 
 
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder.resolve() or folder.resolve() in path.parents
+
+
 def read_pack(folder: Path) -> Pack:
     """The pack whose ``pack.toml`` is in ``folder``; ``PackError`` says what is wrong."""
     where = str(folder / FILE)
@@ -139,6 +143,12 @@ def read_pack(folder: Path) -> Pack:
         for key in ("stubs", "solution", "corpus")
         if head.get(key)
     }
+    inside = [k for k in ("solution", "corpus") if k in paths and _within(paths[k], folder)]
+    if inside:
+        raise PackError(
+            f"{where}: the {' and '.join(inside)} must lie outside the package folder "
+            f"{folder.name}/ (every worker may read the package): put it beside it"
+        )
     text = data.get("text", {})
     return Pack(
         name,
