@@ -71,6 +71,31 @@ SPAWN_BOOT = BOOT.format(module="grader.worker.entry", function="spawned")
 FORK_SERVER_BOOT = BOOT.format(module="grader.worker.forkserver.template", function="main")
 
 
+def worker_packages() -> set[str]:
+    """The top-level packages the worker side imports: the grader's, and those of every pack
+    in use (the pack's own and those of the modules its workers load, ``Pack.worker``)."""
+    from grader.shared.packs import PackError, packs
+
+    names = {"grader"}
+    try:
+        for pack in packs():
+            names.add(pack.package)
+            names.update(module.split(".")[0] for module in pack.worker)
+    except PackError:
+        pass  # said where the packs are read; the grader's own package still counts
+    return names
+
+
+def _imported_from(folder: str) -> bool:
+    """Whether the worker side's code is imported from ``folder`` (a checkout that is not
+    installed): the grader or one of the packages a pack's workers load is in it."""
+    return any(
+        os.path.isfile(os.path.join(folder, package, "__init__.py"))
+        or os.path.isfile(os.path.join(folder, package + ".py"))
+        for package in worker_packages()
+    )
+
+
 def boot_arguments(boot: str, config: dict, worker_side: bool = False) -> list[str]:
     """The command line of a fresh interpreter running ``boot`` with ``config`` and this
     process's ``sys.path``; for the ``worker_side`` (a spawned worker, the fork server),
@@ -84,11 +109,7 @@ def boot_arguments(boot: str, config: dict, worker_side: bool = False) -> list[s
         cwd = ""
     # A kernel's sys.path may hold other things than strings.
     path = [p or cwd for p in sys.path if isinstance(p, str) and (p or cwd)]
-    grader_here = any(
-        os.path.isfile(os.path.join(cwd, package, "__init__.py"))
-        for package in ("grader", "reference")
-    )
-    if worker_side and cwd and not grader_here:
+    if worker_side and cwd and not _imported_from(cwd):
         path = [p for p in path if os.path.abspath(p) != cwd]
     config = {"sys_path": path, **config}
     return [sys.executable, "-I", "-c", boot, json.dumps(config)]
@@ -113,10 +134,10 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         # others (and the judge) need.
         OMP_WAIT_POLICY="PASSIVE",
         # glibc's malloc gives every large tensor fresh pages from mmap and returns them when
-        # it is freed, so each forward pass pays a page fault per 4 KiB again (3.3's 1,024-token
-        # attention: 48 MiB a tensor). Kept by malloc instead, freed memory is reused: 3.3's
-        # forward passes take a quarter less time. Workers are short-lived (and the fork server
-        # never computes); peak use is the same.
+        # it is freed, so each forward pass pays a page fault per 4 KiB again (a 1,024-token
+        # attention of 12 heads: 48 MiB a tensor). Kept by malloc instead, freed memory is
+        # reused: such forward passes take a quarter less time. Workers are short-lived (and
+        # the fork server never computes); peak use is the same.
         MALLOC_MMAP_MAX_="0",
         MALLOC_TRIM_THRESHOLD_=str(1 << 40),
     )
