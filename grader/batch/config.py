@@ -2,7 +2,7 @@
 
 Every key is optional; an unknown key is an error (a typo must not be silently ignored)::
 
-    exercises = ["3.1", "4.1"]     # grade only these (default: all six)
+    exercises = ["ID", ...]        # grade only these exercises (default: every one)
     seed = 123456789               # the course's grading seed (default: drawn on the first run
                                    # of grade batch, kept in OUT; never shown to students)
     max_examples = 20              # examples per check (default: each check's own)
@@ -18,10 +18,10 @@ Every key is optional; an unknown key is an error (a typo must not be silently i
     unzip_mb = 64                  # a zip may unpack to at most this many MiB ...
     unzip_files = 2000             # ... in at most this many entries
 
-    [points."3.1"]
-    max_score = 20                 # the exercise's points (default 10)
-    [points."3.1".checks]          # a check's weight; the weights are scaled to max_score
-    "sa_v2 is left unchanged" = 1
+    [points."ID"]                  # an exercise's id, quoted
+    max_score = 20                 # the exercise's points (default: the pack's)
+    [points."ID".checks]           # a check's weight; the weights are scaled to max_score
+    "the check's name" = 1
 
 Command-line options (``-e``, ``--seed``, ``--max-examples``, ``--call-timeout``, ...) override
 the file. ``Settings.fingerprint`` identifies everything that can change a grade: a submission
@@ -154,9 +154,16 @@ def _limits(source: str, table: Any) -> tuple[dict[str, Any], dict[str, int]]:
     return limits, unzip
 
 
+def _quoted_id() -> str:
+    """An exercise id in use, quoted as a TOML key (the first one), for an example."""
+    return json.dumps(next(iter(BY_ID), "ID"))
+
+
 def _points(source: str, table: Any) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     if not isinstance(table, dict):
-        raise ConfigError(f'{source}: points must be a table of exercises ([points."3.1"])')
+        raise ConfigError(
+            f"{source}: points must be a table of exercises ([points.{_quoted_id()}])"
+        )
     max_scores: dict[str, float] = {}
     check_points: dict[str, dict[str, float]] = {}
     for ex_id, spec in table.items():
@@ -164,7 +171,7 @@ def _points(source: str, table: Any) -> tuple[dict[str, float], dict[str, dict[s
             raise ConfigError(
                 f"{source}: [points.{ex_id}]: unknown exercise {ex_id!r}; choose from "
                 + ", ".join(BY_ID)
-                + ' (quote the id: [points."3.1"])'
+                + f" (quote the id: [points.{_quoted_id()}])"
             )
         if not isinstance(spec, dict):
             raise ConfigError(f'{source}: points."{ex_id}" must be a table')

@@ -1,4 +1,4 @@
-"""``grader.check("3.1")`` in a notebook: grade what the kernel has run, without a save.
+"""``grader.check(ID)`` in a notebook: grade what the kernel has run, without a save.
 
 The kernel's input history (IPython's raw inputs, ``In [1]``, ``In [2]``, ...: every cell run,
 in the order run, the current one included) is sent as plain JSON to a judge process of its
@@ -7,7 +7,7 @@ first check (never before: ``import grader`` starts no process, so a kernel that
 never pays the judge's few hundred MB) and kept for the kernel's lifetime. That process
 reads the inputs with ``grader.intake.notebook`` (never runs them) and grades the exercise files in
 sandboxed workers, exactly as ``grade`` grades a notebook. Nothing is graded in the kernel:
-a cell that patched ``torch.allclose`` or redefined ``reference.MultiHeadAttention`` changes
+a cell that patched ``torch.allclose`` or redefined a class of the pack's reference changes
 nothing but the student's own kernel. The judge process exits when the kernel does (its stdin
 closes).
 
@@ -156,7 +156,8 @@ def kernel_inputs() -> list[str]:
 
 
 def exercise_id(value: object) -> str:
-    """``value`` as an exercise id (``3.1`` as a number is forgiven); ``CheckError`` else."""
+    """``value`` as an exercise id (an id that reads as a number may be given as one: its
+    ``str`` is taken); ``CheckError`` else."""
     text = str(value).strip()
     if text not in BY_ID:
         known = ", ".join(f'"{e.id}"' for e in EXERCISES)
@@ -205,11 +206,11 @@ def grade_inputs(
 
 
 def check(exercise: str, *, seed: int | None = None, max_examples: int | None = None):
-    """Grade exercise ``exercise`` ("3.1" ... "4.3") from the cells this kernel has run."""
+    """Grade the exercise whose id is ``exercise`` from the cells this kernel has run."""
     ex_id = exercise_id(exercise)
     return grade_inputs([ex_id], kernel_inputs(), notebook_name(), seed, max_examples)
 
 
 def check_all(*, seed: int | None = None, max_examples: int | None = None):
-    """Grade all six exercises from the cells this kernel has run."""
+    """Grade every exercise from the cells this kernel has run."""
     return grade_inputs(None, kernel_inputs(), notebook_name(), seed, max_examples)

@@ -1,7 +1,7 @@
 """The judge behind ``grader.check`` in a notebook: a long-lived process of its own.
 
 A notebook's kernel (``grader.commands.nbcheck``) starts it once, with the kernel's interpreter but
-fresh (``python -I``): nothing the notebook's cells did to ``torch``, ``reference`` or
+fresh (``python -I``): nothing the notebook's cells did to ``torch``, a pack's reference or
 ``grader`` in the kernel exists here. It starts the sandbox's warm fork server, imports torch
 and the checks while that server does the same, and then answers requests for the kernel's
 lifetime, one JSON line each way (plain data only, never pickles):

@@ -9,15 +9,31 @@ from pathlib import Path
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+def ids_in_use() -> str:
+    """The ids of the exercises in use, for a help text: ``A``, ``A, B`` or ``A ... Z`` (the
+    first and the last); ``""`` when no pack can be read (grading says why)."""
+    from grader.shared.registry import EXERCISES, PackError
+
+    try:
+        ids = [e.id for e in EXERCISES]
+    except PackError:
+        return ""
+    return ", ".join(ids) if len(ids) < 3 else f"{ids[0]} ... {ids[-1]}"
+
+
 def add_exercise_option(p: argparse.ArgumentParser) -> None:
-    """``-e ID``, repeatable: grade only these exercises."""
+    """``-e ID``, repeatable: grade only these exercises (the ids of the packs in use, read
+    when the parser is built: after ``--pack``)."""
+    ids = ids_in_use()
     p.add_argument(
         "-e",
         "--exercise",
         action="append",
         dest="exercises",
         metavar="ID",
-        help="grade only this exercise (3.1 ... 4.3); repeatable",
+        help=f"grade only this exercise ({ids}); repeatable"
+        if ids
+        else "grade only the exercise with this id; repeatable",
     )
 
 

@@ -19,7 +19,7 @@ from grader.shared.registry import Exercise
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("grade", "grading the chapter 3-4 exercises (grader plugin)")
+    group = parser.getgroup("grade", "grading the exercises of a pack (grader plugin)")
     group.addoption(
         "--grade",
         nargs="?",
@@ -35,7 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         dest="grade_exercises",
         metavar="ID",
-        help="grade only this exercise (3.1 ... 4.3); repeatable",
+        help="grade only the exercise with this id (as grade -e); repeatable",
     )
     group.addoption(
         "--grade-seed",
@@ -136,9 +136,9 @@ class GradeSession:
         if self.path.suffix == ".ipynb":
             notebook = SubmissionFile.from_parent(session, path=self.path)
         for ex in self.exercises:
-            if notebook is not None:  # work.ipynb::3.1::<check>
+            if notebook is not None:  # work.ipynb::<exercise id>::<check>
                 parent = ExerciseNode.from_parent(notebook, name=ex.id)
-            else:  # exercises/ex3_1_weight_transfer.py::<check>
+            else:  # exercises/<the exercise's file>::<check>
                 parent = SubmissionFile.from_parent(session, path=self.location(ex))
             for check in checks[ex.id]:
                 item = CheckItem.from_parent(parent, name=check.name, grading=self, exercise=ex)
