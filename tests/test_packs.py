@@ -199,3 +199,10 @@ def test_grade_pack_option_errors_are_one_line(tmp_path):
     assert done.stderr.count("\n") == 1 and "not an exercise pack" in done.stderr
     done = _grade("--pack", cwd=tmp_path)
     assert done.returncode == 2 and "--pack needs" in done.stderr
+
+
+@pytest.mark.parametrize("group", ["grader.exercises", "pytest11", "console_scripts"])
+def test_entry_points_are_those_importlib_metadata_finds(group):
+    from importlib.metadata import entry_points
+
+    assert packs.entry_points(group) == sorted((e.name, e.value) for e in entry_points(group=group))

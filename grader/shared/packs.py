@@ -162,19 +162,55 @@ def read_pack(folder: Path) -> Pack:
     )
 
 
+def entry_points(group: str = ENTRY_POINTS) -> list[tuple[str, str]]:
+    """``(name, value)`` of the entry points in ``group`` of the distributions on ``sys.path``
+    (the first of each distribution's name wins), sorted by name.
+
+    What ``importlib.metadata.entry_points(group=...)`` finds, read straight from the
+    ``entry_points.txt`` files: importing ``importlib.metadata`` (and the ``email`` package
+    it parses metadata with) costs a tenth of a second, which every ``grade`` would pay before
+    it can even say that a path does not exist."""
+    from configparser import ConfigParser, Error
+
+    seen: set[str] = set()
+    found: dict[str, str] = {}
+    for entry in sys.path:
+        try:
+            names = sorted(os.listdir(entry or "."))
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, kind = name.rpartition(".")
+            if kind not in ("dist-info", "egg-info") or not dot:
+                continue
+            dist = re.sub(r"[-_.]+", "-", stem.split("-")[0]).lower()
+            if dist in seen:
+                continue
+            seen.add(dist)
+            parser = ConfigParser(delimiters=("=",), interpolation=None)
+            parser.optionxform = str  # type: ignore[assignment, method-assign]
+            try:
+                parser.read(os.path.join(entry or ".", name, "entry_points.txt"), "utf-8")
+            except (Error, OSError, UnicodeDecodeError):
+                continue
+            if parser.has_section(group):
+                for key, value in parser.items(group):
+                    found.setdefault(key.strip(), value.strip())
+    return sorted(found.items())
+
+
 def _installed() -> list[Path]:
     """The folders of the packs that installed distributions declare (entry points)."""
-    from importlib.metadata import entry_points
     from importlib.util import find_spec
 
     folders = []
-    for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
+    for name, value in entry_points():
         try:
-            spec = find_spec(point.value.split(":")[0])
+            spec = find_spec(value.split(":")[0])
         except (ImportError, ValueError):
             spec = None
         if spec is None or not spec.submodule_search_locations:
-            raise PackError(f"the installed pack {point.name!r} names {point.value!r}, not found")
+            raise PackError(f"the installed pack {name!r} names {value!r}, not found")
         folders.append(Path(list(spec.submodule_search_locations)[0]))
     return folders
 
