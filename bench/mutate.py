@@ -1,9 +1,12 @@
 """Mutation testing of the checks: does the grader fail every small change to the solutions?
 
-Each mutant (``bench/mutants.py``: one operator, constant, argument, default or statement
-changed) of an instructor solution in ``tests/submissions/solution/exercises/`` is written to a
-submission folder of its own and graded with the grader's Python API (``grader.judge.engine.grade``,
-the grader's own example counts and the public seed). A mutant is *killed* when its exercise
+Each mutant (``grader.authoring.mutants``: one operator, constant, argument, default or
+statement changed) of an instructor solution in ``tests/submissions/solution/exercises/`` is
+written to a submission folder of its own and graded through ``grader.pipeline`` (the grader's
+own example counts and the public seed). This is a thin command line over the grader's engine,
+``grader.authoring.mutation``, which ``grade check-pack`` runs too; what is the first pack's own
+stays here: its files, its config vocabulary (GPT-2 small's values) and the code its grading
+never runs. A mutant is *killed* when its exercise
 does not pass (a check fails, an error, a timeout), and *survives* when it gets full marks.
 Survivors are either holes in the checks or changes the contract allows (see
 ``docs/mutation.md``, which lists them).
@@ -20,7 +23,7 @@ forms), whose code reaches further than the solutions'; ``--book`` also mutates 
 of the book's style (the seed-style notebook ``tests/notebooks/seed_style.txt``, taken apart by
 the grader's own notebook intake: the book's classes copied in, ``nn.Parameter(w.T)``, the
 124M config as GPT-2 small). ``--kind KIND`` keeps only the mutants of those operators and
-``--new`` only those of the student-minded operators of ``bench/mutops.py``; ``--again JSON``
+``--new`` only those of the student-minded operators (``grader.authoring.mutops``); ``--again JSON``
 grades again only the survivors of an earlier run (its ``--json``, made with the same options),
 after a check changed; ``--file NAME`` mutates only the files of that name. Exit status 0
 when every mutant was killed, 1 when some survived, 2 when an unmutated file itself fails.
@@ -31,24 +34,39 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack
-from dataclasses import asdict, dataclass
-from multiprocessing import get_context
+from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 if str(ROOT) not in sys.path:
-    sys.path.insert(1, str(ROOT))
+    sys.path.insert(0, str(ROOT))
 
-from mutants import Mutant, mutants  # noqa: E402
-from mutops import NEW_KINDS  # noqa: E402
-
+from grader.authoring.mutants import KINDS, Mutant, mutants  # noqa: E402
+from grader.authoring.mutation import (  # noqa: E402
+    Job,
+    Verdict,
+    grade_source,
+    judge,
+    run,
+    score_table,
+    survivors_text,
+)
+from grader.authoring.mutops import NEW_KINDS, Vocabulary  # noqa: E402
 from grader.shared.registry import BY_ID, EXERCISES  # noqa: E402
+
+__all__ = [
+    "KINDS",
+    "Job",
+    "Mutant",
+    "Verdict",
+    "grade_source",
+    "judge",
+    "run",
+    "score_table",
+    "survivors_text",
+]
 
 SOLUTION = ROOT / "tests" / "submissions" / "solution"
 CORPUS = ROOT / "tests" / "corpus"
@@ -57,27 +75,37 @@ SEED_STYLE = ROOT / "tests" / "notebooks" / "seed_style.txt"
 # modules they build, so the forward methods of the book's classes copied into an answer (the
 # seed-style notebook's) never run, and every mutant of them would survive.
 NEVER_RUN = {"4.1": ("forward",), "4.2": ("forward",)}
-KINDS = (
-    *("operator", "compare", "constant", "default", "transpose", "swap", "keyword", "return"),
-    *("statement", *NEW_KINDS),
-)
+
+# The first pack's configs for the ``config`` operator: GPT-2 small's values (GPT_CONFIG_124M,
+# and the three rates of exercise 4.3), and the keys a student cross-wires (each read from the
+# same config elsewhere in the module): the widths and lengths of the embedding tables, and
+# every dropout rate for another. (Keys that share their first word, n_heads/n_layers and the
+# rates, are also ``keyword`` mutants.)
+GPT2_SMALL = {
+    "vocab_size": 50257,
+    "context_length": 1024,
+    "emb_dim": 768,
+    "n_heads": 12,
+    "n_layers": 12,
+    "drop_rate": 0.1,
+    "drop_rate_emb": 0.1,
+    "drop_rate_shortcut": 0.1,
+    "drop_rate_attn": 0.1,
+    "qkv_bias": False,
+}
+RATES = ("drop_rate", "drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
+CROSSED = {
+    "emb_dim": ("context_length",),
+    "context_length": ("emb_dim", "vocab_size"),
+    "vocab_size": ("context_length",),
+    **{a: tuple(b for b in RATES if b != a) for a in RATES},
+}
+VOCABULARY = Vocabulary(GPT2_SMALL, CROSSED, "GPT-2 small")
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """What grading one mutant gave."""
-
-    exercise_id: str
-    file: str  # the mutated file's name
-    index: int  # the mutant's position among its file's mutants
-    kind: str
-    description: str
-    line: int
-    killed: bool
-    status: str
-    failing: tuple[str, ...]  # the checks that failed
-    seconds: float
-    diff: str
+def mutants_of(source: str, kinds=None, skip=()) -> list[Mutant]:
+    """The mutants of ``source`` with the first pack's vocabulary."""
+    return mutants(source, kinds, skip, VOCABULARY)
 
 
 def mutated_files(exercise_id: str, answers: bool = False) -> list[Path]:
@@ -120,7 +148,7 @@ def sources(exercise_id: str, answers: bool = False, book: bool = False) -> list
 
 
 def file_mutants(path: Path) -> list[Mutant]:
-    return mutants(path.read_text(encoding="utf-8"))
+    return mutants_of(path.read_text(encoding="utf-8"))
 
 
 def exercise_mutants(exercise_id: str) -> list[Mutant]:
@@ -128,112 +156,7 @@ def exercise_mutants(exercise_id: str) -> list[Mutant]:
     return file_mutants(mutated_files(exercise_id)[0])
 
 
-# --- grading ----------------------------------------------------------------------------------
-
-_STARTER = None  # this process's worker starter (one warm fork server per judge process)
-
-
-def _init_judge() -> None:
-    import torch
-
-    torch.set_num_threads(1)
-
-
-def _starter():
-    global _STARTER
-    if _STARTER is None:
-        from grader.judge.launch.starter import default_starter
-
-        _STARTER = default_starter()
-    return _STARTER
-
-
-def grade_source(
-    exercise_id: str, source: str, seed: int | None = None, max_examples: int | None = None
-) -> tuple[str, tuple[str, ...]]:
-    """Grade ``source`` as the submission's file for ``exercise_id``: (status, failing checks)."""
-    from grader.intake.load import load_submission
-    from grader.judge.engine import grade
-    from grader.judge.seeds import PUBLIC_SEED
-
-    with tempfile.TemporaryDirectory(prefix="mutant-") as folder:
-        target = Path(folder) / "exercises" / BY_ID[exercise_id].filename
-        target.parent.mkdir()
-        target.write_text(source, encoding="utf-8")
-        result = grade(
-            load_submission(Path(folder)),
-            [exercise_id],
-            seed=PUBLIC_SEED if seed is None else seed,
-            max_examples=max_examples,
-            start=_starter(),
-            processes=1,
-        )
-    (ex,) = result.exercises
-    passed = ex.status == "passed" and ex.score == ex.max_score
-    return ("passed" if passed else ex.status), tuple(c.name for c in ex.checks if not c.passed)
-
-
-Job = tuple[str, str, int, Mutant, int | None, int | None]  # exercise, file, index, mutant,
-# seed, max_examples
-
-
-def judge(job: Job) -> Verdict:
-    """Grade one mutant (in a judge process of the pool, or in this one)."""
-    exercise_id, file, index, mutant, seed, max_examples = job
-    began = time.monotonic()
-    status, failing = grade_source(exercise_id, mutant.source, seed, max_examples)
-    return Verdict(
-        exercise_id,
-        file,
-        index,
-        mutant.kind,
-        mutant.description,
-        mutant.line,
-        killed=status != "passed",
-        status=status,
-        failing=failing,
-        seconds=round(time.monotonic() - began, 2),
-        diff=mutant.diff(),
-    )
-
-
-def run(
-    jobs: list[Job],
-    processes: int = 1,
-    progress: Callable[[Verdict], None] | None = None,
-) -> list[Verdict]:
-    """Every job's verdict, in the jobs' order; ``processes`` > 1 grades in a pool."""
-    with ExitStack() as stack:
-        graded = map(judge, jobs)
-        if processes > 1:
-            context = get_context("spawn")
-            pool = ProcessPoolExecutor(processes, mp_context=context, initializer=_init_judge)
-            graded = stack.enter_context(pool).map(judge, jobs, chunksize=1)
-        verdicts = []
-        for verdict in graded:
-            verdicts.append(verdict)
-            if progress:
-                progress(verdict)
-        return verdicts
-
-
 # --- the report -------------------------------------------------------------------------------
-
-
-def score_table(verdicts: Iterable[Verdict], exercise_ids: list[str]) -> str:
-    """A markdown table: mutants, killed, survived and the score per exercise, and in total."""
-    verdicts = list(verdicts)
-    rows = ["| exercise | mutants | killed | survived | score |", "|---|---:|---:|---:|---:|"]
-
-    def row(name: str, group: list[Verdict]) -> str:
-        killed = sum(v.killed for v in group)
-        score = f"{100 * killed / len(group):.1f} %" if group else "-"
-        return f"| {name} | {len(group)} | {killed} | {len(group) - killed} | {score} |"
-
-    for ex_id in exercise_ids:
-        rows.append(row(ex_id, [v for v in verdicts if v.exercise_id == ex_id]))
-    rows.append(row("total", verdicts))
-    return "\n".join(rows)
 
 
 def source_of(file: str) -> str:
@@ -255,15 +178,6 @@ def source_table(verdicts: Iterable[Verdict]) -> str:
     return "\n".join(rows)
 
 
-def survivors_text(verdicts: Iterable[Verdict]) -> str:
-    out = []
-    for v in verdicts:
-        if not v.killed:
-            out.append(f"--- {v.file} #{v.index} line {v.line} [{v.kind}] {v.description}")
-            out.append(v.diff)
-    return "\n".join(out) if out else "no survivors"
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("-e", dest="exercises", action="append", choices=[e.id for e in EXERCISES])
@@ -274,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--answers", action="store_true", help="also the corpus's correct answers")
     p.add_argument("--book", action="store_true", help="also the seed-style notebook's answers")
     p.add_argument("--kind", dest="kinds", action="append", choices=KINDS, help="only these")
-    p.add_argument("--new", action="store_true", help="only the operators of bench/mutops.py")
+    p.add_argument("--new", action="store_true", help="only the student-minded operators")
     p.add_argument("--again", type=Path, metavar="JSON", help="only the survivors of that run")
     p.add_argument("--file", dest="files", action="append", help="only the files of this name")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every verdict here")
@@ -293,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, source in sources(ex_id, args.answers, args.book):
             if args.files and name not in args.files:
                 continue
-            found = mutants(source, kinds, NEVER_RUN.get(ex_id, ()))
+            found = mutants_of(source, kinds, NEVER_RUN.get(ex_id, ()))
             originals += [(ex_id, name, found[0].original)] if found else []
             for i, m in enumerate(found[: args.limit]):
                 if again is not None and (name, i) not in again:

@@ -4,13 +4,13 @@ and grading them quickly (few examples per check)."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
+from grader.authoring.corpus import CorpusCase
+from grader.authoring.corpus import corpus_cases as read_corpus
 from grader.intake.load import load_submission
 from grader.judge.engine import grade
 from grader.pipeline import refuse
@@ -26,41 +26,9 @@ STUBS = ROOT  # the repository itself holds the stubs in exercises/
 TEST_MAX_EXAMPLES = 8
 
 
-@dataclass(frozen=True)
-class CorpusCase:
-    exercise_id: str
-    path: Path
-    correct: bool
-    expect_failing: tuple[str, ...]
-    expect_hint: tuple[str, ...] = ()  # in the hint of every failing check
-    expect_no_hint: tuple[str, ...] = ()  # in the hint of no failing check
-
-    @property
-    def id(self) -> str:
-        return f"{self.exercise_id}:{self.path.stem}"
-
-
 def corpus_cases() -> list[CorpusCase]:
-    cases = []
-    for ex in EXERCISES:
-        folder = CORPUS / ex.module
-        for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
-            text = path.read_text(encoding="utf-8")
-            expect = {
-                key: tuple(m.strip() for m in re.findall(rf"^# expect-{key}:(.*)$", text, re.M))
-                for key in ("failing", "hint", "no-hint")
-            }
-            cases.append(
-                CorpusCase(
-                    ex.id,
-                    path,
-                    path.stem.startswith("correct_"),
-                    expect["failing"],
-                    expect["hint"],
-                    expect["no-hint"],
-                )
-            )
-    return cases
+    """The first pack's corpus, read by the grader's one parser (``grader.authoring.corpus``)."""
+    return read_corpus(CORPUS, EXERCISES)
 
 
 def make_submission(

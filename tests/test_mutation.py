@@ -1,7 +1,9 @@
-"""The mutation testing of the checks (``bench/mutate.py``) keeps working: its mutants are valid
-one-change modules, each operator makes the mutant it should, and the grader kills the mutants
-that were holes before a check was added: a fixed handful of 3.2's, the changed default dropout
-among them; heads that are one module (3.2); a block that swaps its LayerNorms (4.3)."""
+"""The mutation testing of the checks (the grader's engine, ``grader.authoring.mutation``, and
+``bench/mutate.py`` over it) keeps working: its mutants are valid one-change modules, each
+operator makes the mutant it should (the ``config`` operator only with a course's vocabulary),
+a capped run spreads its mutants over the file, and the grader kills the mutants that were
+holes before a check was added: a fixed handful of 3.2's, the changed default dropout among
+them; heads that are one module (3.2); a block that swaps its LayerNorms (4.3)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,9 @@ from grader.shared.registry import BY_ID, EXERCISES
 sys.path.insert(0, str(ROOT / "bench"))
 
 import mutate  # noqa: E402
-from mutants import Mutant, mutants  # noqa: E402
-from mutops import NEW_KINDS  # noqa: E402
+
+from grader.authoring.mutants import Mutant, mutants  # noqa: E402
+from grader.authoring.mutops import NEW_KINDS  # noqa: E402
 
 SPLIT = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
 
@@ -191,7 +194,7 @@ NEW_OPERATOR_MUTANTS = [
 
 @pytest.fixture(scope="module")
 def small_mutants() -> list[Mutant]:
-    return mutants(SMALL)
+    return mutate.mutants_of(SMALL)  # with the first pack's vocabulary (GPT-2 small)
 
 
 @pytest.mark.parametrize(("kind", "line"), NEW_OPERATOR_MUTANTS)
@@ -205,7 +208,7 @@ def test_each_new_operator_makes_the_mutant_it_should(small_mutants, kind, line)
 
 
 def test_new_kinds_filter_and_independent_statements_stay_in_order(small_mutants):
-    new = mutants(SMALL, NEW_KINDS)
+    new = mutate.mutants_of(SMALL, NEW_KINDS)
     assert {m.kind for m in new} <= set(NEW_KINDS)
     assert {m.source for m in new} <= {m.source for m in small_mutants}
     swaps = [m for m in new if m.kind == "order"]
@@ -238,7 +241,9 @@ def test_heads_that_are_one_module_are_killed_by_the_heads_check():
     """The hole the new operators found: the seed-style 3.2 answer with its wrapper's heads
     built as [CausalAttention(...)] * num_heads got full marks before the heads check."""
     (source,) = [s for n, s in mutate.sources("3.2", book=True) if n.startswith("seed_style")]
-    (tied,) = [m for m in mutants(source, ("alias",)) if "one object repeated" in m.description]
+    (tied,) = [
+        m for m in mutate.mutants_of(source, ("alias",)) if "one object repeated" in m.description
+    ]
     status, failing = mutate.grade_source("3.2", tied.source, max_examples=TEST_MAX_EXAMPLES)
     assert status != "passed"
     assert failing == ("each of its two heads has weights of its own",)
@@ -250,7 +255,7 @@ def test_a_block_that_swaps_its_layer_norms_is_killed():
     LayerNorms got weights of their own."""
     (swap,) = [
         m
-        for m in mutants(mutate.mutated_files("4.3")[0].read_text(), ("attribute",))
+        for m in mutate.mutants_of(mutate.mutated_files("4.3")[0].read_text(), ("attribute",))
         if m.description == "self.norm1 -> self.norm2"
     ]
     status, failing = mutate.grade_source("4.3", swap.source, max_examples=TEST_MAX_EXAMPLES)
@@ -285,3 +290,40 @@ def test_the_snippets_build_the_oracle_the_judge_builds():
     norms = [judge.trf_blocks[0].norm1, judge.trf_blocks[0].norm2, judge.final_norm]
     scales = [n.scale for n in norms]
     assert not torch.equal(scales[0], scales[1]) and not torch.equal(scales[1], scales[2])
+
+
+def test_without_a_vocabulary_there_is_no_literal_config_mutant():
+    plain = [m for m in mutants(SMALL) if m.kind == "config"]
+    assert plain == []  # nothing to replace cfg[...] with, nothing to cross-wire
+    with_vocabulary = [m for m in mutate.mutants_of(SMALL) if m.kind == "config"]
+    assert any("GPT-2 small's 768" in m.description for m in with_vocabulary)
+
+
+def test_a_capped_run_spreads_its_mutants_over_the_file():
+    from grader.authoring.mutation import spread
+
+    found = mutate.mutants_of(SMALL)
+    picked = spread(found, 5)
+    assert [i for i, _ in picked] == [i * len(found) // 5 for i in range(5)]
+    assert picked[0][0] == 0 and picked[-1][0] >= len(found) * 4 // 5
+    assert spread(found, None) == list(enumerate(found)) == spread(found, len(found) + 3)
+    assert spread(found, 0) == []
+
+
+def test_a_pack_declares_its_vocabulary_in_pack_toml(tmp_path):
+    from grader.authoring.mutation import pack_settings
+    from grader.shared.packs import Pack
+
+    (tmp_path / "pack.toml").write_text(
+        '[mutation]\nsource = "the base config"\nliterals = { emb_dim = 768, name = [1] }\n'
+        'crossed = { emb_dim = ["context_length"] }\nskip = { "9.1" = ["forward"] }\n'
+    )
+    pack = Pack("p", "P", tmp_path, ())
+    vocabulary, skip = pack_settings(pack)
+    assert vocabulary.literals == {"emb_dim": 768}  # a list is no literal: left out
+    assert vocabulary.crossed == {"emb_dim": ("context_length",)}
+    assert vocabulary.source == "the base config" and skip == {"9.1": ("forward",)}
+    found = [m for m in mutants(SMALL, ("config",), vocabulary=vocabulary)]
+    assert any(m.description.endswith("the base config's 768") for m in found)
+    (tmp_path / "pack.toml").write_text("[mutation]\nliterals = 3\n")
+    assert pack_settings(pack) == (type(vocabulary)(), {})

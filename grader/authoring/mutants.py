@@ -1,4 +1,4 @@
-"""A small AST mutator for the exercise solutions: each mutant is one small change to the source.
+"""A small AST mutator for an exercise's solution: each mutant is one small change to the source.
 
 ``mutants(source)`` lists every mutant of a module, in source order, each a valid module that
 differs from ``ast.unparse`` of the original (comments and layout are not kept: the diff of a
@@ -24,9 +24,10 @@ mutant is against the unparsed original). The operators, named by ``Mutant.kind`
 - ``statement``: a statement replaced by ``pass``, or a ``with`` block run without its context
   manager;
 - ``alias``, ``attribute``, ``method``, ``config``, ``flag``, ``wrap``, ``order``, ``dict``,
-  ``slice``: the student-minded operators of ``bench/mutops.py`` (a copy dropped or made in
-  place, ``self.W_query`` -> ``self.W_key``, ``view`` -> ``reshape``, ``cfg["emb_dim"]`` ->
-  ``768``, ``bias=`` flipped, ``nn.Parameter(w)`` -> ``w``, two statements swapped, ...).
+  ``slice``: the student-minded operators of ``grader.authoring.mutops`` (a copy dropped or
+  made in place, ``self.W_query`` -> ``self.W_key``, ``view`` -> ``reshape``, ``cfg["emb_dim"]``
+  -> a literal the course's ``Vocabulary`` gives, ``bias=`` flipped, ``nn.Parameter(w)`` ->
+  ``w``, two statements swapped, ...).
 
 Docstrings and imports are never mutated, nor the functions a caller names in ``skip``. Only
 the standard library is used.
@@ -40,7 +41,8 @@ import difflib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
-import mutops
+from grader.authoring import mutops
+from grader.authoring.mutops import NEW_KINDS, NO_VOCABULARY, Vocabulary
 
 BINOPS: dict[type, tuple[type, ...]] = {
     ast.Add: (ast.Sub,),
@@ -64,6 +66,10 @@ COMPARES: dict[type, tuple[type, ...]] = {
     ast.Is: (ast.IsNot,),
     ast.IsNot: (ast.Is,),
 }
+KINDS = (
+    *("operator", "compare", "constant", "default", "transpose", "swap", "keyword", "return"),
+    *("statement", *NEW_KINDS),
+)  # every operator's kind, the student-minded ones last
 TRANSPOSE_ATTRIBUTES = ("T", "mT")
 TRANSPOSE_METHODS = ("transpose", "t", "permute")
 # Methods whose two arguments can be swapped without any effect: x.transpose(1, 2) is
@@ -330,16 +336,20 @@ def _all_edits(node: ast.AST, keys: dict, default: bool, ctx: mutops.Context, fr
 
 
 def mutants(
-    source: str, kinds: Collection[str] | None = None, skip: Collection[str] = ()
+    source: str,
+    kinds: Collection[str] | None = None,
+    skip: Collection[str] = (),
+    vocabulary: Vocabulary = NO_VOCABULARY,
 ) -> list[Mutant]:
     """Every mutant of ``source`` (a module), in source order, without duplicates; only those
-    of ``kinds`` when given, and none in the functions named in ``skip``."""
+    of ``kinds`` when given, and none in the functions named in ``skip``; ``vocabulary`` gives
+    the ``config`` operator its literals and confusions."""
     tree = ast.parse(source)
     original = ast.unparse(tree)
     frozen = _frozen(tree, skip)
     every = nodes(tree)
     frozen_ids = {id(every[i]) for i in frozen}
-    ctx = mutops.context(tree)
+    ctx = mutops.context(tree, vocabulary)
     keys = _subscript_keys(tree)
     defaults = _in_default(tree)
     seen = {original}

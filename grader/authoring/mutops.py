@@ -1,8 +1,9 @@
-"""The student-minded operators of the mutator (``bench/mutants.py`` applies them).
+"""The student-minded operators of the mutator (``grader.authoring.mutants`` applies them).
 
 Each yields ``(kind, description, edit)`` for one node of the original tree, as ``_edits`` in
 ``mutants.py`` does; ``Context`` holds what an operator needs to know about the whole module
-(which attributes each object is read with, which config keys each name is read with). Kinds:
+(which attributes each object is read with, which config keys each name is read with) and the
+course's ``Vocabulary``. Kinds:
 
 - ``alias``: a copy dropped, so that the value is shared (``x.clone()``, ``x.copy()``,
   ``copy.deepcopy(x)``, ``dict(x)``, ``list(x)`` -> ``x``; ``{**x, k: v}`` and ``dict(x, k=v)``
@@ -11,14 +12,14 @@ Each yields ``(kind, description, edit)`` for one node of the original tree, as 
   (``masked_fill_`` <-> ``masked_fill``, ``detach()`` -> ``detach_()``, ``t()`` -> ``t_()``);
 - ``attribute``: ``obj.a`` read as ``obj.b``, another attribute the same class (or function)
   reads from ``obj`` with the same stem (``self.W_query`` -> ``self.W_key``, ``self.norm1`` ->
-  ``self.norm2``, ``sa_v2.W_value`` -> ``sa_v2.W_query``);
+  ``self.norm2``);
 - ``method``: a method replaced by a sibling (``view``<->``reshape``, ``triu``<->``tril``,
   ``cat``<->``stack``, ``no_grad``->``enable_grad``), ``.contiguous()`` dropped;
-- ``config``: ``cfg["key"]`` replaced by GPT-2 small's literal value (``cfg["emb_dim"]`` ->
-  ``768``), or cross-wired with another key read from ``cfg`` (``emb_dim``/``context_length``,
-  ``context_length``/``vocab_size``, one dropout rate for another), at one read of each key
-  per function, the least nested (``ast.walk``'s first): a key read again in the same function
-  is the same mistake again;
+- ``config``: ``cfg["key"]`` replaced by the literal the vocabulary gives for that key (a
+  course's best-known config: ``cfg["emb_dim"]`` -> ``768``), or cross-wired with another key
+  the vocabulary says is confused with it and that is read from ``cfg`` too, at one read of
+  each key per function, the least nested (``ast.walk``'s first): a key read again in the same
+  function is the same mistake again. Without a vocabulary, no ``config`` mutant;
 - ``flag``: a flag flipped (``bias=qkv_bias`` -> ``bias=not qkv_bias``) or added
   (``nn.Linear(a, b)`` -> ``bias=False``, ``nn.Dropout(p)`` -> ``inplace=True``,
   ``load_state_dict(d)`` -> ``strict=False``);
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 NEW_KINDS = ("alias", "attribute", "method", "config", "flag", "wrap", "order", "dict", "slice")
@@ -54,30 +55,21 @@ SIBLINGS = {
 WRAPPERS = ("Parameter", "ModuleList", "float", "int", "round")
 FLAGS = ("bias", "qkv_bias", "inplace", "keepdim", "unbiased", "training", "requires_grad")
 ADDED_FLAGS = {"Linear": ("bias", False), "Dropout": ("inplace", True)}
-# GPT-2 small's values (GPT_CONFIG_124M, and the three rates of exercise 4.3).
-GPT2_SMALL = {
-    "vocab_size": 50257,
-    "context_length": 1024,
-    "emb_dim": 768,
-    "n_heads": 12,
-    "n_layers": 12,
-    "drop_rate": 0.1,
-    "drop_rate_emb": 0.1,
-    "drop_rate_shortcut": 0.1,
-    "drop_rate_attn": 0.1,
-    "qkv_bias": False,
-}
 
-# Keys a student cross-wires (each read from the same config elsewhere in the module): the
-# widths and lengths of the embedding tables, and every dropout rate for another. (Keys that
-# share their first word, n_heads/n_layers and the rates, are also ``keyword`` mutants.)
-RATES = ("drop_rate", "drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
-CROSSED = {
-    "emb_dim": ("context_length",),
-    "context_length": ("emb_dim", "vocab_size"),
-    "vocab_size": ("context_length",),
-    **{a: tuple(b for b in RATES if b != a) for a in RATES},
-}
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the ``config`` operator knows of a course's configs (a pack's ``[mutation]``
+    table): ``literals``, for a config key, the value a student writes instead of reading it
+    (the best-known config's); ``crossed``, for a key, the keys a student confuses it with;
+    ``source`` names where the literals come from, in the mutants' descriptions."""
+
+    literals: Mapping[str, object] = field(default_factory=dict)
+    crossed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    source: str = ""
+
+
+NO_VOCABULARY = Vocabulary()
 
 
 def _stem(name: str) -> str:
@@ -91,10 +83,11 @@ class Context:
 
     attributes: dict[int, list[str]] = field(default_factory=dict)
     first_reads: set[int] = field(default_factory=set)  # the cfg["key"] mutated in its function
+    vocabulary: Vocabulary = NO_VOCABULARY
 
 
-def context(tree: ast.Module) -> Context:
-    ctx = Context()
+def context(tree: ast.Module, vocabulary: Vocabulary = NO_VOCABULARY) -> Context:
+    ctx = Context(vocabulary=vocabulary)
     scopes = [n for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef)]
     for scope in [tree, *scopes]:
         reads: dict[str, list[ast.Attribute]] = {}
@@ -241,13 +234,15 @@ def _calls(node: ast.Call, short: str) -> Iterator[tuple]:
             yield "wrap", f"{name}() dropped: {short}", lambda n, r: r(n.args[0])
 
 
-def _config(node: ast.Subscript, keys: dict[str, list[str]], short: str) -> Iterator[tuple]:
+def _config(
+    node: ast.Subscript, keys: dict[str, list[str]], short: str, vocabulary: Vocabulary
+) -> Iterator[tuple]:
     key = node.slice.value
-    if key in GPT2_SMALL:
-        literal = GPT2_SMALL[key]
-        description = f"{short} -> GPT-2 small's {literal!r}"
-        yield "config", description, lambda n, r: r(ast.Constant(literal))
-    for other in CROSSED.get(key, ()):
+    if key in vocabulary.literals:
+        literal = vocabulary.literals[key]
+        said = f"{vocabulary.source}'s {literal!r}" if vocabulary.source else f"{literal!r}"
+        yield "config", f"{short} -> {said}", lambda n, r: r(ast.Constant(literal))
+    for other in vocabulary.crossed.get(key, ()):
         if other in keys.get(node.value.id, []):
 
             def edit(n: ast.AST, _, other: str = other) -> None:
@@ -374,7 +369,7 @@ def edits(
         and isinstance(node.slice.value, str)
     ):
         if id(node) in ctx.first_reads:
-            yield from _config(node, keys, short)
+            yield from _config(node, keys, short, ctx.vocabulary)
     yield from _order(node, frozen_ids)
     if isinstance(node, ast.Dict):
         for i in range(len(node.values) - 1):
