@@ -47,7 +47,7 @@ class Request:
     """What to grade and how: the same fields mean the same thing for every front end."""
 
     seed: Seed
-    exercises: Sequence[str] | None = None  # None: all six
+    exercises: Sequence[str] | None = None  # None: every exercise
     max_examples: int | None = None
     limits: Limits | None = None
     max_scores: Mapping[str, float] | None = None
@@ -74,7 +74,7 @@ def open_path(
     scratch_in: Path | None = None,
     called: str | None = None,
 ) -> Submission:
-    """A folder (with ``exercises/`` or the six files loose) or a notebook, taken in and
+    """A folder (with ``exercises/`` or the exercise files loose) or a notebook, taken in and
     refused; ``SubmissionError`` (one line, naming it ``called``: by default the path as
     given) when it is not a submission. Graded ``elsewhere`` than in the student's clone (a
     batch, Gradescope), its snippets name the clone's root or the notebook; else its path

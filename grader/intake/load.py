@@ -1,5 +1,6 @@
-"""Finding a submission's exercise files: a folder with ``exercises/``, the six files loose in a
-folder, or a notebook (``.ipynb``, turned into exercise files by ``grader.intake.notebook``)."""
+"""Finding a submission's exercise files: a folder with ``exercises/``, the exercise files loose
+in a folder, or a notebook (``.ipynb``, turned into exercise files by
+``grader.intake.notebook``)."""
 
 from __future__ import annotations
 
@@ -79,11 +80,11 @@ def load_submission(
         return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
     files, links = _files_in(path.resolve(), "")
     if files or links:
-        # The six files handed in without their folder (as Gradescope uploads them).
+        # The exercise files handed in without their folder (as Gradescope uploads them).
         return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)
     raise SubmissionError(
         f"{shown}: no exercises/ folder and none of the exercise files "
-        "(ex3_1_weight_transfer.py, ...)"
+        f"({EXERCISES[0].filename}, ...)"
     )
 
 

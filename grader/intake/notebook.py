@@ -2,21 +2,21 @@
 
 Two kinds of notebooks are graded:
 
-- *tagged*: cells tagged ``exercise-3.1`` ... ``exercise-4.3`` hold that exercise's answer
+- *tagged*: cells tagged ``exercise-`` and an exercise's id hold that exercise's answer
   (``grade notebook`` hands out such a notebook);
-- *untagged*, as students really write them: the book's classes copied in, demo code, prints,
-  ``!pip`` and ``%magic`` lines, the same class defined twice.
+- *untagged*, as students really write them: the reference's classes copied in, demo code,
+  prints, ``!pip`` and ``%magic`` lines, the same class defined twice.
 
 Either way the notebook is parsed, never executed. Every top-level statement of every code
 cell is analysed with ``ast`` (``grader.intake.names``: the names it binds and reads, the same
-on every Python); for each exercise the names the contract asks for (``transfer_weights``,
-``GPTModel``, ...) are looked up, and the statements they need (imports, the student's own
-copies of the book's classes, the config dicts and the module-level assignments and mutations
-they depend on) are gathered by following names.
+on every Python); for each exercise the names the contract asks for (its ``names`` in the
+pack) are looked up, and the statements they need (imports, the student's own copies of the
+reference's classes, the config dicts and the module-level assignments and mutations they
+depend on) are gathered by following names.
 Everything else (demo code, prints, shell and magic lines) is left out. A name used by a
 statement is resolved to its last definition *before* that statement (as it was when the
-student ran the notebook top to bottom), so the book's ``GPTModel`` that a 4.2 helper was
-written against is not replaced by the split-dropout ``GPTModel`` of 4.3 further down; the
+student ran the notebook top to bottom), so the class that one exercise's helper was written
+against is not replaced by another exercise's class of the same name further down; the
 contract's own names resolve to their last definition (a tagged cell's first). The selected
 statements are written verbatim, in notebook order, to one exercise file per exercise, and
 ``Submission.notes`` says which cells were used. ``Submission.places`` keeps, for each file, where

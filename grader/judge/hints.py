@@ -9,7 +9,7 @@ Every failure has a *kind*, a short tag set where the failure is found:
 - ``shape`` / ``values``: a tensor with the wrong shape / the wrong values;
 - ``count`` / ``count:<mistake>``: a wrong number, or one off by a known term (the causal mask
   buffer, the biases, the untied output head) or inexact;
-- ``structure``: the module returned is not built like the book's class;
+- ``structure``: the module returned is not built like the reference's class;
 - ``inconsistent``: the same input failed once and passed when run again;
 - ``wrong``: anything else the check found wrong.
 
@@ -78,7 +78,7 @@ KNOWN: tuple[Known, ...] = (
         "raised:TypeError",
         "PyTorch only lets an nn.Parameter (or None) replace an nn.Parameter attribute of a "
         "module: assign nn.Parameter(tensor), or copy into the existing parameter in place "
-        "under torch.no_grad() (e.g. sa_v1.W_query.copy_(...)).",
+        "under torch.no_grad() (e.g. module.weight.copy_(...)).",
         r"cannot assign .* as parameter",
     ),
     Known(
@@ -107,7 +107,7 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "count:tied-head",
-        "the book's GPTModel does not tie its output head to the token embedding: out_head "
+        "the reference model does not tie its output head to the token embedding: out_head "
         "has vocab_size * emb_dim weights of its own, counted besides tok_emb's.",
     ),
     Known(
@@ -118,9 +118,9 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         STRUCTURE,
-        "the grader rebuilds the book's class from your module's state_dict() and "
-        "attributes: return the book's class (from reference import ...) or an unchanged copy "
-        "that keeps its attribute names and buffers.",
+        "the grader rebuilds the reference's class from your module's state_dict() and "
+        "attributes: return the reference's class itself (imported, not redefined) or an "
+        "unchanged copy that keeps its attribute names and buffers.",
     ),
 )
 

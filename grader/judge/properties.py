@@ -75,7 +75,7 @@ class Check:
     reproduce: Callable[[Any], str] | None = None
     counterexample: Callable[[Any], Any] | None = None
     max_examples: int = 20
-    examples: tuple[Any, ...] = ()  # always tried first (e.g. the book's own case)
+    examples: tuple[Any, ...] = ()  # always tried first (e.g. the reference's own example)
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS
 
 
@@ -83,7 +83,10 @@ def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
     return zlib.crc32(f"{seed}/{exercise_id}/{check_name}".encode())
 
 
-_STUB_SAYS = re.compile(r"^\s*(?:exercise\s+[\d.]+\s+is\s+)?not done yet\s*[:.,-]?\s*", re.I)
+# What a stub raises: "[Exercise <id> is ]not done yet: ..." (an id as packs.ID allows).
+_STUB_SAYS = re.compile(
+    r"^\s*(?:exercise\s+[A-Za-z0-9][\w.-]{0,31}\s+is\s+)?not done yet\s*[:.,-]?\s*", re.I
+)
 
 
 def is_stub(info: dict) -> bool:
@@ -101,7 +104,7 @@ def is_stub(info: dict) -> bool:
 
 def not_done_text(text: str) -> str:
     """The message of an unwritten answer: ``not done yet: `` and what the stub says to do
-    (its own "Exercise 3.1 is not done yet: " left out)."""
+    (its own "Exercise <id> is not done yet: " left out)."""
     text = _STUB_SAYS.sub("", text)
     return f"{NOT_DONE}: {text}" if text else f"{NOT_DONE} (NotImplementedError)"
 

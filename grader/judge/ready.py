@@ -25,7 +25,7 @@ ONE_BLAS_THREAD = ("OPENBLAS_NUM_THREADS", "1")
 
 
 def ready_to_judge(exercise_ids: list[str] | None = None) -> None:
-    """Import what judging ``exercise_ids`` (default: all six) needs; one thread."""
+    """Import what judging ``exercise_ids`` (default: every exercise) needs; one thread."""
     if "numpy" not in sys.modules:  # once loaded, OpenBLAS has read its setting
         os.environ.setdefault(*ONE_BLAS_THREAD)
     with heavy_imports():

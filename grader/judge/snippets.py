@@ -128,7 +128,7 @@ def _either(names: tuple[str, ...]) -> str:
 def not_found(absent: Mapping[str, str]) -> dict[str, str]:
     """Exercise id -> how a missing exercise is said when the submission is a notebook or a
     kernel's cells (``Submission.absent``: where its names were looked for), in the student's
-    terms: "not found in the notebook: no cell defines transfer_weights" (the names are the
+    terms: "not found in the notebook: no cell defines <a name>" (the names are the
     exercise's own, from the registry). A folder has none: its missing exercises keep naming
     the file ``exercises/<file>``."""
     return {

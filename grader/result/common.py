@@ -104,7 +104,7 @@ def plural(n: int, noun: str) -> str:
 
 
 def count_of(n: int, total: int, noun: str) -> str:
-    """``0 of 1 exercise``, ``2 of 6 exercises``."""
+    """``0 of 1 exercise``, ``2 of 5 exercises``."""
     return f"{n} of {plural(total, noun)}"
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from grader.result.schema import GradeResult, from_dict
 
-# ``from exercises.ex3_1_weight_transfer import transfer_weights`` (``A as B`` too)
+# ``from exercises.<module> import <names>`` (``A as B`` too)
 EXERCISE_IMPORT = re.compile(r"^from exercises\.\w+ import ([\w ,]+)$", re.M)
 TEMPLATE = "notebook_check.html.j2"
 MESSAGE_LINES = 6  # of a check's message shown before the rest is folded

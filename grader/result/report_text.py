@@ -193,7 +193,7 @@ def _check_lines(
 
 
 def _rerun(st: _Style, exercise_id: str) -> str:
-    """The command that shows one exercise in full: ``grade [PATH] -e 3.1 -v``."""
+    """The command that shows one exercise in full: ``grade [PATH] -e ID -v``."""
     return f"{st.command} -e {exercise_id} -v"
 
 

@@ -1,10 +1,11 @@
 """Shape-only kernels for three ops on PyTorch's ``meta`` device, installed in every worker.
 
-Exercises 4.1 and 4.2 run student code under ``torch.device("meta")``. There, PyTorch computes
-``triu`` (every causal mask), ``normal_`` (every embedding's initialisation) and ``uniform_``
-(every ``nn.Linear``'s) through its Python reference implementations, and ``normal_``'s first
-call imports ``torch._dynamo`` and sympy: about two seconds of imports in each worker (or in the
-fork server's start-up) and up to a few milliseconds a call. On ``meta`` these ops have nothing
+A pack's probes may run student code under ``torch.device("meta")`` (to count a large model's
+parameters without its memory). There, PyTorch computes ``triu`` (every causal mask),
+``normal_`` (every embedding's initialisation) and ``uniform_`` (every ``nn.Linear``'s) through
+its Python reference implementations, and ``normal_``'s first call imports ``torch._dynamo``
+and sympy: about two seconds of imports in each worker (or in the fork server's start-up) and
+up to a few milliseconds a call. On ``meta`` these ops have nothing
 to compute (a tensor there has a shape and no values), so kernels that return a tensor of the
 right shape serve exactly.
 

@@ -70,8 +70,9 @@ def _size(obj: Any) -> str:
 def plain(obj: Any, where: str = "the value", depth: int = 0) -> Any:
     """A copy of ``obj`` made only of dicts, lists, str, numbers, bools, None and CPU tensors.
 
-    ``where`` names the value in the student's words ("your forward returned", "GPT2_CONFIGS");
-    anything else raises ``NotPlainData`` saying what came back and what is expected."""
+    ``where`` names the value in the student's words ("your forward returned", a name the
+    exercise asks for); anything else raises ``NotPlainData`` saying what came back and what is
+    expected."""
     if depth > 20:
         raise _refuse(where, "nested too deeply: return " + PLAIN)
     if type(obj) is int:

@@ -21,8 +21,8 @@ What ends the worker (with an exit status of ``grader.protocol.boot.TAMPERED``):
 - opening ``/proc/.../mem`` (a process's memory as a file), or ``mem`` from a folder such as
   ``/proc/self`` (``/dev/mem`` is the sandbox's to refuse, not a change to the grader).
 
-None of these has a use in an exercise of this pack. A correct answer is never flagged: the
-corpus, the instructor's and the book author's solutions run under the hook in the tests.
+None of these has a use in an answer to an exercise. A correct answer is never flagged: the
+corpus and the pack's solutions run under the hook in the tests.
 """
 
 from __future__ import annotations

@@ -6,9 +6,9 @@ run from (``python -m grader`` puts it there, and a notebook's kernel, pytest's 
 which can be a course folder with the course's seed and every classmate's submission. So the
 read roots are derived from the installation itself (``runtime_paths``): the standard library
 and the site folders of this interpreter, the shared libraries beside it, and the folder of
-each package the worker has imported (torch, numpy, the grader, the reference: in an editable
-install ``grader/`` and ``reference/`` of the checkout, never the checkout itself, whose
-``exercises/`` may hold someone's answers). The system's libraries and a few files of
+each package the worker has imported (torch, numpy, the grader, a pack's packages: in an
+editable install ``grader/`` and the pack's folders of the checkout, never the checkout
+itself, whose ``exercises/`` may hold someone's answers). The system's libraries and a few files of
 ``/etc``, ``/dev`` and ``/sys`` that Python and torch read are added by ``SYSTEM_READ``.
 
 A grader run as root gives its workers the user ``nobody`` (``grader.worker.sandbox.isolate``);
@@ -111,7 +111,7 @@ def installation_paths() -> set[str]:
 
 def module_paths(covered: set[str]) -> set[str]:
     """The folder of each top-level package imported here (the file of a lone module) that is
-    not inside ``covered``: an editable install's ``grader/`` and ``reference/``, a package on
+    not inside ``covered``: an editable install's ``grader/`` and a pack's packages, a package on
     ``PYTHONPATH``. Namespace packages (no file) are left out: their parts could be anywhere."""
     found = set()
     for name, module in list(sys.modules.items()):
