@@ -1,4 +1,5 @@
-"""``grade notebook OUT.ipynb``: the student notebook with the six exercises."""
+"""``grade notebook OUT.ipynb``: the student notebook with the exercises of the packs in use:
+the first pack's, and a second, tiny pack's (``tests/tinypack.py``) with ``grade --pack``."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ import sys
 
 import nbformat
 import pytest
+import tinypack
 from nbsupport import solution_source
 from support import ROOT
 
 from grader.commands.notebook import split_stub
 from grader.intake.load import load_submission
 from grader.judge.engine import grade
+from grader.shared.packs import read_pack
 from grader.shared.registry import EXERCISES
+
+FIRST_PACK = read_pack(ROOT / "llm_pack")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -70,11 +75,26 @@ def test_each_answer_follows_its_statement(notebook):
             k for k, c in enumerate(cells) if f"exercise-{ex.id}" in c.metadata.get("tags", [])
         )
         statement = cells[i - 1]
-        doc, _ = split_stub((ROOT / "exercises" / ex.filename).read_text())
+        doc, _ = split_stub((FIRST_PACK.path("stubs") / ex.filename).read_text())
         assert statement.cell_type == "markdown"
-        assert statement.source.startswith(f"## Exercise {ex.id}")
+        assert statement.source.startswith(f"## Exercise {ex.id}: {ex.title}\n")
         assert "What is graded" in statement.source and "``" not in statement.source
         assert doc.splitlines()[-1].replace("``", "`") in statement.source
+
+
+def test_the_introduction_is_the_packs_words(notebook):
+    intro = notebook.cells[0]
+    assert intro.cell_type == "markdown"
+    for needle in (
+        f"# {FIRST_PACK.text['heading']}\n",
+        f"{len(EXERCISES)} exercises from {FIRST_PACK.text['about']}",
+        f"- {FIRST_PACK.text['imports']}",
+        f"`exercise-{EXERCISES[0].id}` ... `exercise-{EXERCISES[-1].id}`",
+        f'`grader.check("{EXERCISES[0].id}")`',
+        f"`{EXERCISES[0].names[0]}`",
+        f"all {len(EXERCISES)} exercises",
+    ):
+        assert needle in intro.source, needle
 
 
 def test_first_cell_installs_and_imports_a_check_under_each_answer_check_all_last(notebook):
@@ -143,3 +163,45 @@ def test_run_in_a_kernel_each_check_cell_shows_its_result_and_the_last_one_all_s
         else:
             assert "not done yet" in html and "0 / 10" in html
     assert "Score: 10/60" in shown["grader.check_all()"]["text/plain"]
+
+
+# --- a second pack ---------------------------------------------------------------------------
+
+
+def test_a_second_packs_notebook_holds_its_stub_and_grades_with_it(tmp_path):
+    folder = tinypack.make_tiny_pack(tmp_path / "course")
+    path = tmp_path / "tiny.ipynb"
+    proc = run("--pack", str(folder), "notebook", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"1 exercise, answer cells tagged exercise-{tinypack.ID}\n" in proc.stdout
+    nb = nbformat.read(str(path), as_version=4)
+    nbformat.validate(nb)
+    answers = tagged_cells(nb)
+    assert list(answers) == [tinypack.ID]
+    _, stub_code = split_stub(tinypack.STUB)
+    in_cell = stub_code.replace(
+        f"exercises/{tinypack.FILENAME}", f"the cell tagged exercise-{tinypack.ID}"
+    )
+    assert in_cell.strip() in answers[tinypack.ID].source
+    intro = nb.cells[0].source
+    assert intro.startswith(f"# {tinypack.HEADING}\n")
+    assert "1 exercise from the tiny course" in intro and "Nothing to import" in intro
+    assert "the exercise." in intro and f'grader.check("{tinypack.ID}")' in intro
+    statement = nb.cells[2].source
+    assert statement.startswith(f"## Exercise {tinypack.ID}: {tinypack.TITLE}\n")
+    assert "What is graded" in statement and "``" not in statement
+    assert f'grader.check("{tinypack.ID}")' in nb.cells[1].source
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    assert code[2:] == [f'grader.check("{tinypack.ID}")', "grader.check_all()"]
+    everything = "\n".join(c.source for c in nb.cells)
+    for line in (*tinypack.SOLUTION_LINES, tinypack.CORPUS_LINE, "3.1", "reference"):
+        assert line not in everything, line
+
+    answered = copy.deepcopy(nb)
+    tagged_cells(answered)[tinypack.ID].source = (
+        tmp_path / "course" / "tiny_solution" / tinypack.FILENAME
+    ).read_text()
+    nbformat.write(answered, str(path))
+    proc = run("--pack", str(folder), str(path), "--max-examples", "3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Score: 10/10" in proc.stdout and f"tagged exercise-{tinypack.ID}" in proc.stdout
