@@ -2,7 +2,10 @@
 (``AUTOGRADER_ROOT``) as Gradescope runs it: ``setup.sh`` once, ``run_autograder`` per upload.
 
 Most tests give the simulated root the development environment as its ``venv`` (what
-``setup.sh`` would build); the last one runs ``setup.sh`` for real, which installs torch into a
+``setup.sh`` would build); a second, tiny pack (``tests/tinypack.py``) is bundled with ``grade
+--pack FOLDER gradescope`` and its bundle graded with the pack it carries (``GRADER_PACK``
+naming the bundle's copy: the development environment installs the first pack); the last one
+runs ``setup.sh`` for real, which installs torch into a
 new virtual environment (set GRADER_SKIP_INSTALL_TESTS=1 to skip it locally; CI runs it).
 """
 
@@ -19,6 +22,7 @@ from pathlib import Path
 
 import headstart
 import pytest
+import tinypack
 from nbsupport import solution_notebook
 from support import CORPUS, ROOT, grade_folder, make_submission
 
@@ -64,14 +68,14 @@ def simulated_root(tmp_path: Path, bundle: Path, venv: Path | None = None) -> Pa
     return root
 
 
-def run_autograder(root: Path) -> dict:
+def run_autograder(root: Path, **env: str) -> dict:
     proc = subprocess.run(
         [str(root / "run_autograder")],
         capture_output=True,
         text=True,
         cwd=root,
         timeout=900,
-        env={**os.environ, "AUTOGRADER_ROOT": str(root)},
+        env={**os.environ, "AUTOGRADER_ROOT": str(root), **env},
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     return json.loads((root / "results" / "results.json").read_text())
@@ -84,13 +88,20 @@ def test_setup_and_run_autograder_sit_at_the_zip_root_and_are_executable(bundle)
         assert name in infos
         assert (infos[name].external_attr >> 16) & 0o111, name
     assert "package/pyproject.toml" in infos and "package/constraints.txt" in infos
+    assert "package/llm_pack/pack.toml" in infos and "package/reference/__init__.py" in infos
+    for ex in EXERCISES:
+        assert f"package/exercises/{ex.filename}" in infos
     assert not [n for n in infos if n.startswith(("package/tests/", "tests/"))]
+    with zipfile.ZipFile(bundle) as zf:
+        setup = zf.read("setup.sh").decode()
+    # setup.sh imports the pack once (its package and the modules its workers load)
+    assert "grader.judge.engine, llm_pack, reference, llm_pack.probes" in setup
 
 
 def test_the_bundle_holds_no_solution(bundle, tmp_path):
     with zipfile.ZipFile(bundle) as zf:
         zf.extractall(tmp_path)
-    assert solution_leaks(tmp_path, distinctive_lines(ROOT)) == []
+    assert solution_leaks(tmp_path, distinctive_lines()) == []
 
 
 def test_six_loose_files_are_scored_as_grade_scores_them(bundle, tmp_path):
@@ -103,7 +114,7 @@ def test_six_loose_files_are_scored_as_grade_scores_them(bundle, tmp_path):
     assert 0 < expected.score < expected.max_score
 
     root = simulated_root(tmp_path, bundle)
-    for ex in EXERCISES:  # the six files, uploaded without their folder
+    for ex in EXERCISES:  # the exercise files, uploaded without their folder
         shutil.copyfile(known / "exercises" / ex.filename, root / "submission" / ex.filename)
     results = run_autograder(root)
     assert results["score"] == pytest.approx(expected.score)
@@ -116,14 +127,14 @@ def test_a_repository_or_zipped_folder_is_found_one_level_down(bundle, tmp_path)
     root = simulated_root(tmp_path, bundle)
     make_submission(root / "submission" / "my-clone")
     (root / "submission" / "my-clone" / "README.md").write_text("my work\n")
-    assert run_autograder(root)["score"] == 60
+    assert run_autograder(root)["score"] == sum(e.max_score for e in EXERCISES)
 
 
 def test_a_notebook_upload_is_graded_and_the_cells_used_are_shown(bundle, tmp_path):
     root = simulated_root(tmp_path, bundle)
     solution_notebook(root / "submission" / "answers.ipynb", tagged=False)
     results = run_autograder(root)
-    assert results["score"] == 60
+    assert results["score"] == sum(e.max_score for e in EXERCISES)
     assert "graded from cell" in results["output"]
 
 
@@ -134,6 +145,62 @@ def test_an_upload_without_exercises_scores_zero_with_a_reason(bundle, tmp_path)
     assert results["score"] == 0
     assert "no exercise files found" in results["output"]
     assert "ex3_1_weight_transfer.py" in results["output"]
+
+
+# --- a second pack ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny_bundle(tmp_path_factory) -> tuple[Path, Path]:
+    """(the tiny pack's course folder, its bundle), made by ``grade --pack FOLDER gradescope``."""
+    course = tmp_path_factory.mktemp("tiny") / "course"
+    folder = tinypack.make_tiny_pack(course)
+    out = course.parent / "tiny-autograder.zip"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader.commands.cli", "--pack", str(folder), "gradescope",
+         str(out), "--max-examples", "3"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "maximum, 10)" in proc.stdout
+    return course, out
+
+
+def test_a_second_packs_bundle_carries_its_pack_and_stub_not_its_solution(tiny_bundle, tmp_path):
+    course, bundle = tiny_bundle
+    with zipfile.ZipFile(bundle) as zf:
+        names = set(zf.namelist())
+        zf.extractall(tmp_path / "unzipped")
+        setup = zf.read("setup.sh").decode()
+    package = f"package/{tinypack.PACKAGE}"
+    for name in ("__init__.py", "pack.toml", "checks.py", "probes.py"):
+        assert f"{package}/{name}" in names, name
+    assert f"package/exercises/{tinypack.FILENAME}" in names
+    left_out = (f"{package}/stubs", "package/llm_pack", "package/reference", "package/tests")
+    assert not [n for n in names if n.startswith(left_out)]
+    assert f"grader.judge.engine, {tinypack.PACKAGE}, {tinypack.PACKAGE}.probes" in setup
+    for path in (tmp_path / "unzipped").rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            for line in (*tinypack.SOLUTION_LINES, tinypack.CORPUS_LINE):
+                assert line not in text, (path, line)
+
+
+def test_a_second_packs_bundle_grades_uploads_with_its_pack(tiny_bundle, tmp_path):
+    course, bundle = tiny_bundle
+    root = simulated_root(tmp_path, bundle)
+    carried = str(root / "source" / "package" / tinypack.PACKAGE)  # the bundle's copy
+    answer = root / "submission" / tinypack.FILENAME
+    shutil.copyfile(course / "tiny_solution" / tinypack.FILENAME, answer)
+    results = run_autograder(root, GRADER_PACK=carried)
+    assert results["score"] == 10, results
+    assert [t["status"] for t in results["tests"]] == ["passed"]
+    shutil.copyfile(course / "tiny_corpus" / f"ex{tinypack.ID}" / "wrong_triples.py", answer)
+    results = run_autograder(root, GRADER_PACK=carried)
+    assert results["score"] == 0 and results["tests"][0]["status"] == "failed"
+    answer.unlink()
+    results = run_autograder(root, GRADER_PACK=carried)
+    assert results["score"] == 0 and tinypack.FILENAME in results["output"]
 
 
 @headstart.SKIP_INSTALL

@@ -3,11 +3,12 @@
 The zip holds, at its root, ``setup.sh`` (run once, as root, when Gradescope builds the image:
 it makes a virtual environment and installs the student edition of this package with the
 constraints file) and ``run_autograder`` (run for every submission: it calls
-``grade gradescope --run``, which finds what the student uploaded in ``submission/`` - the six
-``.py`` files, an ``exercises/`` folder, a whole repository or a notebook - grades it and writes
-``results/results.json``). Both honour ``AUTOGRADER_ROOT`` (default ``/autograder``), so that the
-bundle can be run in a simulated layout. The package inside is the student edition
-(``grade release``): no solutions.
+``grade gradescope --run``, which finds what the student uploaded in ``submission/`` - the
+exercise files, an ``exercises/`` folder, a whole repository or a notebook - grades it and
+writes ``results/results.json``). Both honour ``AUTOGRADER_ROOT`` (default ``/autograder``), so
+that the bundle can be run in a simulated layout. The package inside is the student edition of
+the packs in use (``grade release``, ``--pack`` chooses): the packs' checks, probes and stubs,
+registered by its entry points, and no solution, no corpus; its run grades with those packs.
 
 The bundle grades with the course's grading seed (``--seed``, else ``seed`` in the grading.toml
 given with ``--config``, else one drawn when the bundle is built), kept only in ``bundle.json``
@@ -69,7 +70,7 @@ if [ -n "$TORCH_INDEX" ]; then EXTRA=(--extra-index-url "$TORCH_INDEX"); fi
 "$VENV/bin/pip" install -q ${{EXTRA[@]+"${{EXTRA[@]}}"}} -c "$SOURCE/{package}/constraints.txt" \\
   -e "$SOURCE/{package}"
 # Import everything once, so that the first submission does not pay for it.
-"$VENV/bin/python" -c "import torch, hypothesis, grader.judge.engine, reference"
+"$VENV/bin/python" -c "import torch, hypothesis, grader.judge.engine, {modules}"
 echo "setup.sh: grader installed in $VENV"
 """
 
@@ -95,6 +96,13 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 
 
 # --- building the bundle -------------------------------------------------------------------
+
+
+def warm_modules() -> list[str]:
+    """What ``setup.sh`` imports once: every pack's package and the modules its workers load."""
+    from grader.shared.packs import packs
+
+    return list(dict.fromkeys(m for p in packs() for m in (p.package, *p.worker)))
 
 
 def _add(
@@ -150,7 +158,9 @@ def write_bundle(out: Path, settings: dict) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
         with zipfile.ZipFile(partial, "w") as zf:
-            setup = SETUP_SH.format(package=PACKAGE_DIR, torch_index=TORCH_CPU_INDEX)
+            setup = SETUP_SH.format(
+                package=PACKAGE_DIR, torch_index=TORCH_CPU_INDEX, modules=", ".join(warm_modules())
+            )
             _add(zf, "setup.sh", setup.encode(), executable=True)
             _add(zf, "run_autograder", RUN_AUTOGRADER.format().encode(), executable=True)
             _add(zf, SETTINGS, (json.dumps(settings, indent=2) + "\n").encode(), private=True)
@@ -163,7 +173,11 @@ def write_bundle(out: Path, settings: dict) -> int:
 
 # --- running inside Gradescope --------------------------------------------------------------
 
-EXERCISE_FILES = {e.filename for e in EXERCISES}
+
+def exercise_files() -> set[str]:
+    return {e.filename for e in EXERCISES}
+
+
 SKIP_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git", ".venv", "venv"}
 
 
@@ -183,13 +197,12 @@ def find_submission(folder: Path) -> Path:
     or there are several notebooks and no exercise files."""
     candidates = []
     notebooks = []
+    files = exercise_files()
     for path, depth in _walk(folder):
         names = {p.name for p in path.iterdir() if p.is_file()}
-        if (path / "exercises").is_dir() and any(
-            (path / "exercises" / f).is_file() for f in EXERCISE_FILES
-        ):
+        if (path / "exercises").is_dir() and any((path / "exercises" / f).is_file() for f in files):
             candidates.append((depth, 0, path))
-        elif names & EXERCISE_FILES:
+        elif names & files:
             candidates.append((depth, 1, path))
         notebooks += [path / n for n in sorted(names) if n.endswith(".ipynb")]
     if candidates:
@@ -199,7 +212,7 @@ def find_submission(folder: Path) -> Path:
     if notebooks:
         listed = ", ".join(str(n.relative_to(folder)) for n in notebooks[:5])
         raise UsageError(f"several notebooks were uploaded ({listed}); upload only one")
-    expected = ", ".join(sorted(EXERCISE_FILES))
+    expected = ", ".join(sorted(files))
     raise UsageError(f"no exercise files found in the upload: upload {expected} (or a notebook)")
 
 
@@ -216,7 +229,7 @@ def _results(result, notes: list[str]) -> dict:
 
 
 def _failure(message: str) -> dict:
-    return {"score": 0.0, "output": message, "tests": []}
+    return {"score": 0, "output": message, "tests": []}
 
 
 def run_autograder(root: Path) -> int:
@@ -259,7 +272,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="grade gradescope",
         description="Write a Gradescope autograder bundle (setup.sh and run_autograder at the "
-        "zip's root, the student edition of the grader inside).",
+        "zip's root, the student edition of the packs in use inside: --pack chooses).",
     )
     p.add_argument("out", type=Path, nargs="?", help="the zip to write")
     p.add_argument(
