@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import headstart
@@ -266,6 +267,27 @@ def test_a_second_packs_edition_holds_its_stubs_and_code_not_its_solution_nor_co
         assert needle in readme, needle
     for first_pack in ("grade -e 3.1", "exercise-3.1", "reference", "Chapters", "transfer_weights"):
         assert first_pack not in readme, first_pack
+
+
+def test_a_second_packs_edition_builds_a_wheel_that_registers_the_pack(tiny_release, tmp_path):
+    _, out = tiny_release
+    source = tmp_path / "source"  # a copy: pip builds in the tree it is given
+    shutil.copytree(out, source)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path), str(source)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        entry_points = zf.read(entry_points).decode()
+    assert f"[grader.exercises]\n{tinypack.NAME} = {tinypack.PACKAGE}\n" in entry_points
+    for name in ("pack.toml", "checks.py", "probes.py"):
+        assert f"{tinypack.PACKAGE}/{name}" in names, name
+    assert f"exercises/{tinypack.FILENAME}" in names and "grader/commands/cli.py" in names
 
 
 def test_a_second_packs_edition_grades_it_from_its_own_folder(tiny_release):

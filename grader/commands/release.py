@@ -1,19 +1,16 @@
-"""``grade release OUT``: the student edition as a ready repository, made of the packs in use.
+"""``grade release OUT``: the student edition of the packs in use, as a ready repository.
 
-OUT gets the grader, the templates, ``constraints.txt``, and every pack in use without what is
-the instructor's: the pack's package (its ``pack.toml``, checks, probes, strategies) with its
-stubs, solution and corpus folders left out and its ``pack.toml`` saying ``stubs =
-"../exercises"``; the pack's stubs as the student's ``exercises/``; and the code the packs and
-their stubs import that is neither the standard library nor a distribution (a pack's own
-models, found beside it: ``grade`` needs them to judge, the student to answer). The student
-``pyproject.toml`` is the project's (without the developer extras, with ``grade_path`` set so
-that ``pytest`` grades too) with one ``grader.exercises`` entry point per pack shipped; the
-README, the GitHub Actions workflow that grades every push (with the course's grading seed when
-the repository or organization has a ``GRADE_SEED`` secret) and the ``.gitignore`` are written
-from the packs' words (``grader.commands.edition_text``). Never copied: a pack's solution and
-corpus, the project's tests, examples and benchmarks, any ``grading.toml`` (it holds the
-course's seed). Before anything is written the release is checked: every exercise file must
-still be a stub, and no file may hold a distinctive line of a pack's solution.
+OUT gets the grader, the templates, ``constraints.txt`` and every pack in use without what is
+the instructor's: its package (``pack.toml``, checks, probes) without its stubs, solution and
+corpus folders, its ``pack.toml`` saying ``stubs = "../exercises"``; its stubs as the student's
+``exercises/``; the code it and its stubs import that is found beside it (a course's models).
+The ``pyproject.toml`` is the project's (a ``test`` extra for the developer's, ``grade_path``
+set so that ``pytest`` grades) with a ``grader.exercises`` entry point per pack; the README,
+the workflow that grades every push (with the ``GRADE_SEED`` secret as the course's seed) and
+the ``.gitignore`` come from ``grader.commands.edition_text``. Never copied: solutions, corpora,
+tests, examples, benchmarks, any ``grading.toml`` (the course's seed). Before anything is
+written, every exercise file must still be a stub, and no file may hold a distinctive line of
+a pack's solution.
 """
 
 from __future__ import annotations
@@ -69,8 +66,7 @@ def _python_files(folder: Path, excluded: set[Path]) -> list[Path]:
 
 
 def imported(paths: list[Path]) -> set[str]:
-    """The top-level modules the files import (absolute imports; files that do not parse are
-    left out)."""
+    """The top-level modules the files import (absolute imports of the files that parse)."""
     names: set[str] = set()
     for path in paths:
         try:
@@ -252,21 +248,16 @@ def _copy_stubs(packs: tuple[Pack, ...], target: Path) -> None:
     """Every pack's stubs into ``target`` (one folder: a submission keeps every answer in
     ``exercises/``); two packs may not hand out different files of one name."""
     target.mkdir()
-    for pack in packs:
-        stubs = pack.path("stubs")
-        shutil.copytree(stubs, target / ".incoming", ignore=IGNORE)
-        for path in sorted((target / ".incoming").rglob("*")):
-            dest = target / path.relative_to(target / ".incoming")
-            if path.is_dir():
-                dest.mkdir(exist_ok=True)
-            elif not dest.exists():
-                path.rename(dest)
+    for stubs in (pack.path("stubs") for pack in packs):
+        for path in sorted(p for p in stubs.rglob("*") if p.is_file()):
+            dest = target / path.relative_to(stubs)
+            if IGNORE(str(stubs), list(path.relative_to(stubs).parts)):
+                continue
+            if not dest.exists():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, dest)
             elif dest.read_bytes() != path.read_bytes() and path.name != "__init__.py":
-                raise UsageError(
-                    f"two packs hand out {STUBS}/{path.relative_to(target / '.incoming')}: "
-                    "release them apart (--pack)"
-                )
-        shutil.rmtree(target / ".incoming")
+                raise UsageError(f"two packs hand out {STUBS}/{dest.relative_to(target)}")
 
 
 def _copy_pack(pack: Pack, staging: Path, excluded: set[Path]) -> None:
@@ -286,11 +277,8 @@ def _copy_pack(pack: Pack, staging: Path, excluded: set[Path]) -> None:
 
 
 def _data_files(folder: Path) -> list[str]:
-    return sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*")
-        if p.is_file() and p.suffix != ".py" and "__pycache__" not in p.parts
-    )
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
+                  and p.suffix not in (".py", ".pyc"))  # fmt: skip
 
 
 def _refuse_places(out: Path, root: Path, shipped: Shipment) -> None:
