@@ -35,14 +35,19 @@ if TYPE_CHECKING:
     from grader.result.schema import GradeResult
 
 FORMATS = ("text", "json", *CI_FORMATS)  # our own two, then the CI formats
-SUBCOMMANDS = ("batch", "merge", "export", "release", "notebook", "gradescope")
+SUBCOMMANDS = (
+    *("batch", "merge", "export", "release", "notebook", "gradescope"),
+    *("check-pack", "new-exercise"),
+)
+MODULES = {"check-pack": "check_pack", "new-exercise": "new_exercise"}  # else the command's name
 
 
 def grade_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="grade",
         description="Grade the exercises of the installed pack. Other commands: "
-        "grade batch | merge | export | release | notebook | gradescope (see grade COMMAND -h). "
+        "grade batch | merge | export | release | notebook | gradescope | check-pack | "
+        "new-exercise (see grade COMMAND -h). "
         "Before or after any command, --pack NAME|FOLDER grades with that exercise pack (an "
         "installed pack's name, or the folder of a pack.toml) instead of every installed one.",
     )
@@ -236,11 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         if hasattr(stream, "reconfigure"):  # shows it escaped rather than failing
             stream.reconfigure(errors="backslashreplace")
     try:
-        argv = take_pack_option(argv)
+        if argv[:1] != ["new-exercise"]:  # its --pack may name a pack it is to create
+            argv = take_pack_option(argv)
         if argv and argv[0] in SUBCOMMANDS:
             import importlib
 
-            module = importlib.import_module(f"grader.commands.{argv[0]}")
+            module = importlib.import_module(f"grader.commands.{MODULES.get(argv[0], argv[0])}")
             code = module.main(argv[1:])
         else:
             code = run_grade(argv)
