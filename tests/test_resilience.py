@@ -32,6 +32,7 @@ from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tamp
 from grader.worker import guard as guard_module
 from grader.worker import probes
 from grader.worker.serve import dispatcher
+from llm_pack import probes as pack_probes
 
 HOSTILE = ROOT / "tests" / "hostile"
 LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60.0)
@@ -43,7 +44,7 @@ LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60
 @pytest.fixture
 def guarded():
     dispatch = dispatcher(probes.for_exercise("4.3"))
-    g = guard_module.Guard(dispatch)
+    g = guard_module.Guard(dispatch, packages=("grader", "llm_pack"))  # as serve makes it
     assert g.problem() is None
     return g, dispatch
 
@@ -53,9 +54,15 @@ def _other(*args, **kwargs):
 
 
 def _swap_table():
-    old = probes.PROBES["4.3"]["forward"]
-    probes.PROBES["4.3"]["forward"] = _other
-    return lambda: probes.PROBES["4.3"].__setitem__("forward", old)
+    old = pack_probes.EX4_3["forward"]
+    pack_probes.EX4_3["forward"] = _other
+    return lambda: pack_probes.EX4_3.__setitem__("forward", old)
+
+
+def _swap_loaded_table():
+    old = probes._TABLES["4.3"]["forward"]
+    probes._TABLES["4.3"]["forward"] = _other
+    return lambda: probes._TABLES["4.3"].__setitem__("forward", old)
 
 
 def _swap_code():
@@ -82,8 +89,13 @@ def _trace():
 
 
 ATTACKS = {
-    "probe table": (_swap_table, "grader.worker.probes.PROBES was changed"),
-    "__code__": (_swap_code, "the code of grader.worker.probes._forward was changed"),
+    "probe table": (_swap_table, "llm_pack.probes.EX4_3 was changed"),
+    "loaded probe tables": (_swap_loaded_table, "grader.worker.probes._TABLES was changed"),
+    "pack probe binding": (
+        lambda: _setattr(pack_probes, "_transfer", _other),
+        "llm_pack.probes._transfer",
+    ),
+    "__code__": (_swap_code, "probes._forward was changed"),  # the pack imported it too
     "module binding": (lambda: _setattr(probes, "plain", _other), "grader.worker.probes.plain"),
     "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "_forward"),
     "class method": (
@@ -165,13 +177,13 @@ def test_the_guard_sees_a_closure_cell_rewritten(guarded):
 def test_the_dispatch_ignores_the_module_table():
     dispatch = dispatcher(probes.for_exercise("4.2"))
     undo = _swap_table()
-    old = probes.PROBES["4.2"]["configs"]
-    probes.PROBES["4.2"]["configs"] = _other
+    old = pack_probes.EX4_2["configs"], probes._TABLES["4.2"]["configs"]
+    pack_probes.EX4_2["configs"] = probes._TABLES["4.2"]["configs"] = _other
     try:
         module = types.SimpleNamespace(GPT2_CONFIGS={"small": {"emb_dim": 768}})
         assert dispatch(module, {}, "configs", {}) == {"small": {"emb_dim": 768}}
     finally:
-        probes.PROBES["4.2"]["configs"] = old
+        pack_probes.EX4_2["configs"], probes._TABLES["4.2"]["configs"] = old
         undo()
 
 
