@@ -18,6 +18,10 @@ from grader.worker.probes import (
     plain,
 )
 
+# The attributes of the reference's attention modules that the judge reads (heads, widths).
+ATTRS = ("num_heads", "d_out", "head_dim")
+
+
 # --- 3.1 -------------------------------------------------------------------------------------
 
 
@@ -54,14 +58,14 @@ def _build_wrapper(
         seed_torch(seed)
     rate = () if dropout is None else (dropout,)
     m = module.make_2d_wrapper(d_in, context_length, *rate)
-    return {"handle": _keep(state, m), "module": describe_module(m)}
+    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 
 def _build_gpt2_attention(module, state, seed: int | None = None):
     if seed is not None:
         seed_torch(seed)
     m = module.gpt2_small_attention()
-    return {"handle": _keep(state, m), "module": describe_module(m)}
+    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 
 # --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------
@@ -89,12 +93,12 @@ def _split_config(module, state):
 # their values never leave the worker.
 def _build_split_model(module, state, cfg: dict):
     m = module.GPTModel(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
 def _build_split_block(module, state, cfg: dict):
     m = module.TransformerBlock(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m, values=False)}
+    return {"handle": _keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
 EX3_1: dict[str, Probe] = {"transfer": _transfer}

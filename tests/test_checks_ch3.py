@@ -16,6 +16,12 @@ from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
 from support import CORPUS, SOLUTION, clone_of, grade_folder, paste
 
+from grader.judge.launch.handle import StudentError
+from grader.judge.properties import CheckFailed, run_check
+from grader.protocol import wire
+from grader.protocol.limits import Limits
+from grader.worker import probes
+from grader.worker.probes import describe_module
 from llm_pack.checks import ex3_1, ex3_2, ex3_3
 from llm_pack.checks.attention_rebuild import (
     MAX_HEADS,
@@ -24,12 +30,7 @@ from llm_pack.checks.attention_rebuild import (
     rebuild_wrapper,
     reference_forward,
 )
-from grader.judge.launch.handle import StudentError
-from grader.judge.properties import CheckFailed, run_check
-from grader.protocol import wire
-from grader.protocol.limits import Limits
-from grader.worker import probes
-from grader.worker.probes import describe_module
+from llm_pack.probes import ATTRS
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
@@ -156,7 +157,7 @@ def wrapper_configs(draw) -> dict:
 def test_rebuilt_wrapper_computes_what_the_original_computes(cfg, seed):
     torch.manual_seed(seed)
     original = MultiHeadAttentionWrapper(**cfg)
-    rebuilt = rebuild_wrapper(describe_module(original), "it")
+    rebuilt = rebuild_wrapper(describe_module(original, attrs=ATTRS), "it")
     assert type(rebuilt) is MultiHeadAttentionWrapper and len(rebuilt.heads) == cfg["num_heads"]
     assert [h.dropout.p for h in rebuilt.heads] == [cfg["dropout"]] * cfg["num_heads"]
     x = judge_input((2, cfg["context_length"], cfg["d_in"]), seed)
@@ -173,7 +174,7 @@ def test_rebuilt_wrapper_computes_what_the_original_computes(cfg, seed):
 def test_rebuilt_mha_computes_what_the_original_computes(heads, head_dim, d_in, bias, seed):
     torch.manual_seed(seed)
     original = MultiHeadAttention(d_in, heads * head_dim, 5, 0.3, heads, qkv_bias=bias).eval()
-    rebuilt = rebuild_mha(describe_module(original), "it")
+    rebuilt = rebuild_mha(describe_module(original, attrs=ATTRS), "it")
     assert rebuilt.num_heads == heads and rebuilt.dropout.p == 0.3 and not rebuilt.training
     x = judge_input((2, 5, d_in), seed)
     assert torch.equal(rebuilt(x), original(x))
@@ -183,13 +184,15 @@ def test_rebuild_keeps_its_own_clean_mask():
     """A module whose mask was tampered with is judged against the book's causal mask."""
     original = MultiHeadAttention(4, 4, 6, 0.0, 2)
     original.mask.zero_()
-    rebuilt = rebuild_mha(describe_module(original), "it")
+    rebuilt = rebuild_mha(describe_module(original, attrs=ATTRS), "it")
     assert torch.equal(rebuilt.mask, torch.triu(torch.ones(6, 6), diagonal=1))
 
 
 def test_wrapper_rebuild_refuses_another_class_in_plain_words():
     with pytest.raises(CheckFailed) as info:
-        rebuild_wrapper(describe_module(MultiHeadAttention(3, 2, 4, 0.0, 2)), "the module")
+        rebuild_wrapper(
+            describe_module(MultiHeadAttention(3, 2, 4, 0.0, 2), attrs=ATTRS), "the module"
+        )
     message = str(info.value)
     assert "MultiHeadAttention with no heads.0.W_query.weight" in message
     assert "out_proj.weight" in message  # what the module holds instead
@@ -200,7 +203,7 @@ def test_wrapper_rebuild_names_missing_and_unexpected_keys():
     module.heads[1].extra = torch.nn.Linear(1, 1)
     del module.heads[0].W_key
     with pytest.raises(CheckFailed) as info:
-        rebuild_wrapper(describe_module(module), "the module")
+        rebuild_wrapper(describe_module(module, attrs=ATTRS), "the module")
     message = str(info.value)
     assert "missing heads.0.W_key.weight" in message
     assert "unexpected heads.1.extra.bias, heads.1.extra.weight" in message
@@ -210,7 +213,7 @@ def test_mha_rebuild_needs_a_whole_number_of_heads():
     module = MultiHeadAttention(4, 4, 3, 0.0, 2)
     module.num_heads = 3  # does not divide d_out = 4
     with pytest.raises(CheckFailed, match="num_heads = 3"):
-        rebuild_mha(describe_module(module), "the module")
+        rebuild_mha(describe_module(module, attrs=ATTRS), "the module")
 
 
 def test_rebuilt_reference_that_cannot_run_fails_the_check_not_the_judge():

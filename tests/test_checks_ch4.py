@@ -422,6 +422,7 @@ def test_hand_written_dropout_answer_is_right_where_masks_do_not_matter():
 
 def test_4_3_modules_come_back_as_shapes_and_are_refused_as_their_values_would_be():
     from grader.worker.probes import NotPlainData, describe_module
+    from llm_pack.probes import ATTRS
 
     model = GPTModel(
         {
@@ -433,14 +434,14 @@ def test_4_3_modules_come_back_as_shapes_and_are_refused_as_their_values_would_b
             "n_layers": 1,
         }
     )
-    shapes = describe_module(model, values=False)
+    shapes = describe_module(model, values=False, attrs=ATTRS)
     assert "state" not in shapes
     assert shapes["shapes"] == {k: list(v.shape) for k, v in model.state_dict().items()}
     model.register_buffer("hollow", torch.empty(2, device="meta"))
     refusals = []
     for values in (True, False):
         with pytest.raises(NotPlainData) as refused:
-            describe_module(model, values=values)
+            describe_module(model, values=values, attrs=ATTRS)
         refusals.append(str(refused.value))
     assert refusals[0] == refusals[1] and "'hollow'" in refusals[0] and "meta" in refusals[0]
 

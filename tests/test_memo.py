@@ -9,8 +9,9 @@ import torch
 from support import CORPUS, SOLUTION, grade_folder, make_submission
 
 from grader.judge import memo
-from llm_pack.checks import same_weights
 from grader.worker.probes import describe_module
+from llm_pack.checks import same_weights
+from llm_pack.probes import ATTRS
 from reference import MultiHeadAttention
 
 
@@ -79,7 +80,7 @@ def test_reused_rebuilds_and_outputs_grade_as_a_cold_judge(tmp_path, exercise, w
 
 def mha_description(seed: int = 1) -> dict:
     torch.manual_seed(seed)
-    return describe_module(MultiHeadAttention(4, 4, 3, 0.0, 2))
+    return describe_module(MultiHeadAttention(4, 4, 3, 0.0, 2), attrs=ATTRS)
 
 
 def test_a_rebuild_is_reused_only_for_equal_weights_rates_and_attributes():

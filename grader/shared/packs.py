@@ -50,7 +50,7 @@ class Exercise:
 
     @property
     def module(self) -> str:
-        """A name made of the id (``"5.1"`` -> ``"ex5_1"``): the student module's private
+        """A name made of the id (``"N.M"`` -> ``"exN_M"``): the student module's private
         name in the worker, the worker's folder, the corpus folder."""
         return "ex" + re.sub(r"\W", "_", self.id)
 

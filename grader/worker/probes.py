@@ -138,10 +138,11 @@ def shape_of(value: Any, where: str) -> list[int] | None:
     return None
 
 
-def describe_module(m: Any, values: bool = True) -> dict:
+def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) -> dict:
     """What the judge needs to rebuild a clean reference module from a student's module; with
     ``values`` false, the state's shapes ("shapes") instead of the state itself ("state"), for
-    a judge that only checks the keys and shapes and runs the module where it is."""
+    a judge that only checks the keys and shapes and runs the module where it is; ``attrs``:
+    the module's attributes (numbers and bools only) that the pack's judge reads."""
     if not isinstance(m, nn.Module):
         return {"is_module": False, "class": type(m).__name__}
     where = "your module's state_dict()[{!r}]"
@@ -165,7 +166,7 @@ def describe_module(m: Any, values: bool = True) -> dict:
         },
         "attrs": {
             name: getattr(m, name)
-            for name in ("num_heads", "d_out", "head_dim")
+            for name in attrs
             if type(getattr(m, name, None)) in (int, float, bool)
         },
     }
