@@ -229,7 +229,7 @@ def _results(result, notes: list[str]) -> dict:
 
 
 def _failure(message: str) -> dict:
-    return {"score": 0, "output": message, "tests": []}
+    return {"score": 0.0, "output": message, "tests": []}
 
 
 def run_autograder(root: Path) -> int:
