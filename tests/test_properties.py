@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from grader.judge import hints
 from grader.judge.launch.handle import StudentError
 from grader.judge.properties import Check, CheckFailed, explain_student_error, is_stub, run_check
+from llm_pack.checks.gpt_reference import COUNT_HINTS
 
 
 def recording_check(seen: list, fail_when=lambda n: False) -> Check:
@@ -76,7 +77,7 @@ PARAMETER_ERROR = (
     ],
 )
 def test_the_hint_follows_the_kind_of_failure(kind, message, own_kinds, says):
-    chosen = hints.choose(kind, message, OWN, own_kinds)
+    chosen = hints.choose(kind, message, OWN, own_kinds, COUNT_HINTS)
     assert (says in chosen) if says else chosen == ""
 
 
@@ -85,11 +86,13 @@ def test_a_failure_gets_the_hint_of_its_kind_or_none():
         def run(worker, n):
             raise CheckFailed("off by 9", kind)
 
-        return dataclasses.replace(recording_check([]), run=run, hint=OWN)
+        return dataclasses.replace(recording_check([]), run=run, hint=OWN, known=COUNT_HINTS)
 
     assert run_check(failing(hints.WRONG), None, "3.1", 3, 5).message == f"off by 9\nHint: {OWN}"
     mask = run_check(failing(hints.count("mask")), None, "4.1", 3, 5).message
     assert "register_buffer" in mask and OWN not in mask
+    unknown = dataclasses.replace(failing(hints.count("mask")), known=())  # no pack's hint:
+    assert run_check(unknown, None, "4.1", 3, 5).message == f"off by 9\nHint: {OWN}"  # its own
 
     def raising(worker, n):
         raise StudentError({"type": "ZeroDivisionError", "message": "division by zero"})

@@ -77,6 +77,7 @@ class Check:
     max_examples: int = 20
     examples: tuple[Any, ...] = ()  # always tried first (e.g. the reference's own example)
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS
+    known: tuple[hints.Known, ...] = ()  # the pack's hints for known mistakes (``count:<m>``)
 
 
 def check_seed(seed: int, exercise_id: str, check_name: str) -> int:
@@ -166,7 +167,7 @@ def run_check(
 
     def failed(message: str, kind: str) -> CheckResult:
         example = last.get("example")
-        hint = hints.choose(kind, message, check.hint, check.hint_kinds)
+        hint = hints.choose(kind, message, check.hint, check.hint_kinds, check.known)
         return CheckResult(
             name=check.name,
             points=0.0,

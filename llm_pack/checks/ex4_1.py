@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check
 from llm_pack.checks.gpt_reference import (
+    COUNT_HINTS,
     Mistake,
     ask_number,
     attention_count,
@@ -128,6 +129,7 @@ def reproduce_for(*functions: str) -> Callable[[dict], str]:
 
 CHECKS = [
     Check(
+        known=COUNT_HINTS,
         name="feedforward_params counts the parameters of TransformerBlock(cfg).ff, for any config",
         points=4,
         strategy=block_configs(),
@@ -138,6 +140,7 @@ CHECKS = [
         max_examples=15,
     ),
     Check(
+        known=COUNT_HINTS,
         name="attention_params counts the parameters of TransformerBlock(cfg).att "
         "when qkv_bias is False",
         points=2.5,
@@ -150,6 +153,7 @@ CHECKS = [
         max_examples=12,
     ),
     Check(
+        known=COUNT_HINTS,
         name="attention_params counts the parameters of TransformerBlock(cfg).att "
         "when qkv_bias is True",
         points=2.5,
@@ -161,6 +165,7 @@ CHECKS = [
         max_examples=12,
     ),
     Check(
+        known=COUNT_HINTS,
         name="both counts are exact for GPT-2-sized and larger configs",
         points=1,
         strategy=large_gpt_configs(),
