@@ -4,7 +4,7 @@
 - ``mutants`` and ``mutops``: the mutator, small student-like changes to a solution;
 - ``mutation``: grading mutants through ``grader.pipeline`` (``bench/mutate.py`` runs it too);
 - ``proof``: ``grade check-pack``'s steps (solution, stubs, corpus, mutants);
-- ``scaffold``: the files ``grade new-exercise`` writes.
+- ``scaffold`` and ``templates``: the files ``grade new-exercise`` writes.
 
 Everything here grades through ``grader.pipeline``, as every front end does.
 """
