@@ -327,3 +327,26 @@ def test_a_pack_declares_its_vocabulary_in_pack_toml(tmp_path):
     assert any(m.description.endswith("the base config's 768") for m in found)
     (tmp_path / "pack.toml").write_text("[mutation]\nliterals = 3\n")
     assert pack_settings(pack) == (type(vocabulary)(), {})
+
+
+def test_rounds_give_the_verdicts_one_grade_a_mutant_gives(graded_3_2):
+    """check-pack grades mutants in rounds (one mutant of each exercise a submission): the
+    verdicts are those of grading each mutant alone."""
+    from grader.authoring.mutation import run_rounds
+
+    every = mutate.exercise_mutants("3.2")
+    jobs = [
+        ("3.2", v.file, v.index, every[v.index], None, TEST_MAX_EXAMPLES) for v in graded_3_2[:3]
+    ]
+    original = mutate.exercise_mutants("3.1")[0].original
+    unmutated = Mutant("original", "unmutated", 0, original, original)
+    jobs.insert(1, ("3.1", BY_ID["3.1"].filename, -1, unmutated, None, TEST_MAX_EXAMPLES))
+    rounds = run_rounds(jobs, processes=1)
+    assert [v.index for v in rounds] == [job[2] for job in jobs]  # in the jobs' order
+    assert not rounds[1].killed and rounds[1].exercise_id == "3.1"
+    for alone, together in zip(graded_3_2[:3], [rounds[0], *rounds[2:]], strict=True):
+        assert (together.killed, together.status, together.failing) == (
+            alone.killed,
+            alone.status,
+            alone.failing,
+        )
