@@ -136,7 +136,7 @@ def test_the_score_table_counts_killed_and_survived(graded_3_2):
     assert "corpus answers" not in by_source
 
 
-# --- the student-minded operators (bench/mutops.py) --------------------------------------------
+# --- the student-minded operators (grader/authoring/mutops.py) ---------------------------------
 
 SMALL = '''"""Doc."""
 import copy
