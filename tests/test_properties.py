@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from grader.judge import hints
 from grader.judge.launch.handle import StudentError
 from grader.judge.properties import Check, CheckFailed, explain_student_error, is_stub, run_check
-from llm_pack.checks.gpt_reference import COUNT_HINTS
+from llm_pack.checks.hints import KNOWN as COUNT_HINTS
 
 
 def recording_check(seen: list, fail_when=lambda n: False) -> Check:

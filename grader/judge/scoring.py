@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from grader.result.schema import CheckResult, ExerciseResult
 from grader.shared.packs import resolve
-from grader.shared.registry import BY_ID, Exercise
+from grader.shared.registry import BY_ID, Exercise, pack_of
 
 if TYPE_CHECKING:  # a type only: the batch's main process reads this module without torch
     from grader.judge.properties import Check
@@ -19,6 +19,10 @@ if TYPE_CHECKING:  # a type only: the batch's main process reads this module wit
 def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
     checks = list(resolve(exercise.checks, "CHECKS"))
+    pack = pack_of(exercise)
+    if pack.hints:  # the pack's hints for known kinds of failure, before the grader's own
+        known = tuple(resolve(pack.hints, "KNOWN"))
+        checks = [dataclasses.replace(c, known=(*c.known, *known)) for c in checks]
     if points:
         checks = [
             dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks

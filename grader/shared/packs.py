@@ -65,6 +65,7 @@ class Pack:
     shared: tuple[str, ...] = ()  # packages whose code every answer may share (similarity)
     paths: dict[str, Path] = field(default_factory=dict)  # stubs, solution, corpus
     text: dict[str, str] = field(default_factory=dict)  # words for help, notebooks, editions
+    hints: str = ""  # "module:attribute" of its hints for known kinds of failure (judge side)
 
     @property
     def package(self) -> str:
@@ -150,6 +151,9 @@ def read_pack(folder: Path) -> Pack:
             f"{folder.name}/ (every worker may read the package): put it beside it"
         )
     text = data.get("text", {})
+    known = str(head.get("hints", ""))
+    if known and not REFERENCE.match(known):
+        raise PackError(f"{where}: hints must read module or module:name")
     return Pack(
         name,
         str(head.get("title", name)),
@@ -159,6 +163,7 @@ def read_pack(folder: Path) -> Pack:
         _strings(head, "shared", where),
         paths,
         {str(k): str(v) for k, v in text.items()} if isinstance(text, dict) else {},
+        known,
     )
 
 

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check
 from llm_pack.checks.gpt_reference import (
-    COUNT_HINTS,
     Mistake,
     ask_number,
     attention_count,
@@ -129,7 +128,6 @@ def reproduce_for(*functions: str) -> Callable[[dict], str]:
 
 CHECKS = [
     Check(
-        known=COUNT_HINTS,
         name="feedforward_params counts the parameters of TransformerBlock(cfg).ff, for any config",
         points=4,
         strategy=block_configs(),
@@ -140,7 +138,6 @@ CHECKS = [
         max_examples=15,
     ),
     Check(
-        known=COUNT_HINTS,
         name="attention_params counts the parameters of TransformerBlock(cfg).att "
         "when qkv_bias is False",
         points=2.5,
@@ -153,7 +150,6 @@ CHECKS = [
         max_examples=12,
     ),
     Check(
-        known=COUNT_HINTS,
         name="attention_params counts the parameters of TransformerBlock(cfg).att "
         "when qkv_bias is True",
         points=2.5,
@@ -165,7 +161,6 @@ CHECKS = [
         max_examples=12,
     ),
     Check(
-        known=COUNT_HINTS,
         name="both counts are exact for GPT-2-sized and larger configs",
         points=1,
         strategy=large_gpt_configs(),

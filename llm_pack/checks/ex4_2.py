@@ -17,7 +17,6 @@ from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed, filled_dict
 from llm_pack.checks.gpt_reference import (
-    COUNT_HINTS,
     GPT2_SIZES,
     Mistake,
     ask_number,
@@ -193,7 +192,6 @@ print("expected:", expected, " same:", {same})
 
 CHECKS = [
     Check(
-        known=COUNT_HINTS,
         name="GPT2_CONFIGS holds the four sizes, each GPT_CONFIG_124M with only emb_dim, "
         "n_layers and n_heads changed",
         points=2,
@@ -206,7 +204,6 @@ CHECKS = [
         max_examples=4,
     ),
     Check(
-        known=COUNT_HINTS,
         name="GPT_CONFIG_124M itself is left unchanged",
         points=1,
         strategy=st.just(None),
@@ -217,7 +214,6 @@ CHECKS = [
         max_examples=1,
     ),
     Check(
-        known=COUNT_HINTS,
         name="total_params is the parameter count of GPTModel(cfg), for any config",
         points=3,
         strategy=gpt_configs(),
@@ -229,7 +225,6 @@ CHECKS = [
         max_examples=15,
     ),
     Check(
-        known=COUNT_HINTS,
         name="total_params is exact for the four GPT-2 sizes and larger configs",
         points=1.5,
         strategy=large_gpt_configs(),
@@ -242,7 +237,6 @@ CHECKS = [
         examples=tuple(gpt2_config(size) for size in GPT2_SIZES),
     ),
     Check(
-        known=COUNT_HINTS,
         name="model_size_mb is the parameter count times 4 bytes, in MB of 1024 * 1024 bytes",
         points=2.5,
         strategy=gpt_configs(),

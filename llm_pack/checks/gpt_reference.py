@@ -247,28 +247,3 @@ def config_source(cfg: dict, indent: str = "") -> str:
         return one_line
     items = "".join(f"{indent}    {k!r}: {v!r},\n" for k, v in cfg.items())
     return "{\n" + items + indent + "}"
-
-
-# The hints for the known wrong counts that ``wrong_count`` recognises (``hints.count(m)``).
-COUNT_HINTS: tuple[hints.Known, ...] = (
-    hints.Known(
-        "count:mask",
-        "the causal mask is registered with register_buffer: it is in state_dict() but it is "
-        "not a parameter. Count module.parameters() (or leave the mask out of a formula).",
-    ),
-    hints.Known(
-        "count:bias",
-        "every nn.Linear here has a bias (out_features values) unless it is built with "
-        "bias=False; module.parameters() yields weights and biases alike.",
-    ),
-    hints.Known(
-        "count:qkv-bias",
-        "W_query, W_key and W_value have biases exactly when cfg['qkv_bias'] is True: read "
-        "it from cfg instead of assuming either way.",
-    ),
-    hints.Known(
-        "count:tied-head",
-        "the reference model does not tie its output head to the token embedding: out_head "
-        "has vocab_size * emb_dim weights of its own, counted besides tok_emb's.",
-    ),
-)
