@@ -1,0 +1,24 @@
+"""Divides the probabilities, not the logits, by the temperature: torch.multinomial normalises
+its weights, so the temperature has no effect at all and every T samples as T = 1."""
+# expect-failing: sampled tokens follow softmax
+
+import torch
+
+
+def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, eos_id=None):
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:]
+        with torch.no_grad():
+            logits = model(idx_cond)[:, -1, :]
+        if top_k is not None:
+            top_logits, _ = torch.topk(logits, top_k)
+            logits = torch.where(logits < top_logits[:, -1:], float("-inf"), logits)
+        if temperature > 0.0:
+            probs = torch.softmax(logits, dim=-1) / temperature
+            idx_next = torch.multinomial(probs, num_samples=1)
+        else:
+            idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        if idx_next == eos_id:
+            break
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx

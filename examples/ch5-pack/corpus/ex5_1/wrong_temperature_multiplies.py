@@ -1,0 +1,25 @@
+"""Multiplies the logits by the temperature instead of dividing: a temperature above 1 then
+sharpens the distribution and one below 1 flattens it, the opposite of the book. Greedy
+decoding and top-k are right, so only the sampled distribution shows it (when T != 1)."""
+# expect-failing: sampled tokens follow softmax
+
+import torch
+
+
+def generate(model, idx, max_new_tokens, context_size, temperature=0.0, top_k=None, eos_id=None):
+    for _ in range(max_new_tokens):
+        idx_cond = idx[:, -context_size:]
+        with torch.no_grad():
+            logits = model(idx_cond)[:, -1, :]
+        if top_k is not None:
+            top_logits, _ = torch.topk(logits, top_k)
+            logits = torch.where(logits < top_logits[:, -1:], float("-inf"), logits)
+        if temperature > 0.0:
+            probs = torch.softmax(logits * temperature, dim=-1)
+            idx_next = torch.multinomial(probs, num_samples=1)
+        else:
+            idx_next = torch.argmax(logits, dim=-1, keepdim=True)
+        if idx_next == eos_id:
+            break
+        idx = torch.cat((idx, idx_next), dim=1)
+    return idx

@@ -1,0 +1,3 @@
+"""The judge side of the chapter-5 pack: one module per exercise (``ex5_1``, ``ex5_3``), each
+exporting ``CHECKS``: its graded behaviours as hypothesis properties with points, hints and
+reproduce snippets."""
