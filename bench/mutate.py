@@ -4,12 +4,13 @@ Each mutant (``grader.authoring.mutants``: one operator, constant, argument, def
 statement changed) of an instructor solution in ``tests/submissions/solution/exercises/`` is
 written to a submission folder of its own and graded through ``grader.pipeline`` (the grader's
 own example counts and the public seed). This is a thin command line over the grader's engine,
-``grader.authoring.mutation``, which ``grade check-pack`` runs too; what is the first pack's own
-stays here: its files, its config vocabulary (GPT-2 small's values) and the code its grading
-never runs. A mutant is *killed* when its exercise
-does not pass (a check fails, an error, a timeout), and *survives* when it gets full marks.
-Survivors are either holes in the checks or changes the contract allows (see
-``docs/mutation.md``, which lists them).
+``grader.authoring.mutation``, which ``grade check-pack`` runs too. What the mutants know of the
+first pack (its config vocabulary, GPT-2 small's values, and the code its grading never runs)
+is the ``[mutation]`` table of ``llm_pack/pack.toml``, which ``grade check-pack`` reads too;
+what stays here is which files are mutated. A mutant is *killed* when its exercise does not
+pass (a check fails, an error, a timeout), and *survives* when it gets full marks. Survivors
+are either holes in the checks or changes the contract allows (see ``docs/mutation.md``, which
+lists them).
 
     python bench/mutate.py [-e ID ...] [--limit N] [-j N] [--seed N] [--max-examples N]
                            [--answers] [--book] [--kind KIND ... | --new] [--again JSON]
@@ -49,11 +50,13 @@ from grader.authoring.mutation import (  # noqa: E402
     Verdict,
     grade_source,
     judge,
+    pack_settings,
     run,
     score_table,
     survivors_text,
 )
-from grader.authoring.mutops import NEW_KINDS, Vocabulary  # noqa: E402
+from grader.authoring.mutops import NEW_KINDS  # noqa: E402
+from grader.shared.packs import read_pack  # noqa: E402
 from grader.shared.registry import BY_ID, EXERCISES  # noqa: E402
 
 __all__ = [
@@ -71,36 +74,12 @@ __all__ = [
 SOLUTION = ROOT / "tests" / "submissions" / "solution"
 CORPUS = ROOT / "tests" / "corpus"
 SEED_STYLE = ROOT / "tests" / "notebooks" / "seed_style.txt"
-# Code an exercise's grading never runs, left unmutated: 4.1 and 4.2 count the parameters of
-# modules they build, so the forward methods of the book's classes copied into an answer (the
-# seed-style notebook's) never run, and every mutant of them would survive.
-NEVER_RUN = {"4.1": ("forward",), "4.2": ("forward",)}
-
-# The first pack's configs for the ``config`` operator: GPT-2 small's values (GPT_CONFIG_124M,
-# and the three rates of exercise 4.3), and the keys a student cross-wires (each read from the
-# same config elsewhere in the module): the widths and lengths of the embedding tables, and
-# every dropout rate for another. (Keys that share their first word, n_heads/n_layers and the
-# rates, are also ``keyword`` mutants.)
-GPT2_SMALL = {
-    "vocab_size": 50257,
-    "context_length": 1024,
-    "emb_dim": 768,
-    "n_heads": 12,
-    "n_layers": 12,
-    "drop_rate": 0.1,
-    "drop_rate_emb": 0.1,
-    "drop_rate_shortcut": 0.1,
-    "drop_rate_attn": 0.1,
-    "qkv_bias": False,
-}
-RATES = ("drop_rate", "drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
-CROSSED = {
-    "emb_dim": ("context_length",),
-    "context_length": ("emb_dim", "vocab_size"),
-    "vocab_size": ("context_length",),
-    **{a: tuple(b for b in RATES if b != a) for a in RATES},
-}
-VOCABULARY = Vocabulary(GPT2_SMALL, CROSSED, "GPT-2 small")
+# What the mutants know of the first pack: its ``[mutation]`` table in ``llm_pack/pack.toml``, as
+# ``grade check-pack`` reads it (one source): the vocabulary of the ``config`` operator (GPT-2
+# small's values, the keys a student cross-wires) and, per exercise, the functions its grading
+# never runs (4.1's and 4.2's ``forward``), left unmutated.
+PACK = read_pack(ROOT / "llm_pack")
+VOCABULARY, NEVER_RUN = pack_settings(PACK)
 
 
 def mutants_of(source: str, kinds=None, skip=()) -> list[Mutant]:

@@ -329,6 +329,42 @@ def test_a_pack_declares_its_vocabulary_in_pack_toml(tmp_path):
     assert pack_settings(pack) == (type(vocabulary)(), {})
 
 
+def test_the_first_pack_declares_its_vocabulary_once():
+    """The first pack's vocabulary and unmutated functions are its [mutation] table, which
+    bench/mutate.py and grade check-pack both read: the same mutants of every solution."""
+    from grader.authoring.mutation import file_jobs, pack_settings
+    from grader.authoring.proof import solution_file
+    from grader.shared.packs import read_pack
+    from reference import GPT_CONFIG_124M
+
+    pack = read_pack(ROOT / "llm_pack")
+    vocabulary, skip = pack_settings(pack)
+    assert (vocabulary, skip) == (mutate.VOCABULARY, mutate.NEVER_RUN)
+    assert vocabulary.source == "GPT-2 small"
+    assert skip == {"4.1": ("forward",), "4.2": ("forward",)}
+    # GPT-2 small's values are the reference's 124M config, and 4.3's rates its drop_rate.
+    base = {k: v for k, v in vocabulary.literals.items() if k not in SPLIT}
+    assert base == GPT_CONFIG_124M
+    assert all(vocabulary.literals[k] == GPT_CONFIG_124M["drop_rate"] for k in SPLIT)
+    assert vocabulary.crossed["context_length"] == ("emb_dim", "vocab_size")
+    rates = ("drop_rate", *SPLIT)
+    for rate in rates:
+        assert vocabulary.crossed[rate] == tuple(r for r in rates if r != rate)
+    for ex in pack.exercises:
+        source = solution_file(pack, ex).read_text(encoding="utf-8")
+        checked = [
+            job[3]
+            for job in file_jobs(
+                ex.id, ex.filename, source, None, skip=skip.get(ex.id, ()), vocabulary=vocabulary
+            )
+        ]
+        benched = mutate.mutants_of(source, None, mutate.NEVER_RUN.get(ex.id, ()))
+        assert [(m.description, m.source) for m in checked] == [
+            (m.description, m.source) for m in benched
+        ], ex.id
+    assert any(m.kind == "config" for e in EXERCISES for m in mutate.exercise_mutants(e.id))
+
+
 def test_rounds_give_the_verdicts_one_grade_a_mutant_gives(graded_3_2):
     """check-pack grades mutants in rounds (one mutant of each exercise a submission): the
     verdicts are those of grading each mutant alone."""
