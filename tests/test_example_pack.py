@@ -162,9 +162,10 @@ def test_grade_release_ships_the_stubs_and_no_solution(tmp_path):
 def test_found_when_installed(tmp_path):
     """``pip install`` of the example (not editable) registers its entry point: ``grade
     --pack llm-ch5`` finds it by name, beside the first pack."""
-    target = tmp_path / "site"
+    target, copy = tmp_path / "site", tmp_path / "course"  # a build writes beside the source
+    shutil.copytree(COURSE, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__py*"))
     done = run("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-               "--target", str(target), str(COURSE))  # fmt: skip
+               "--target", str(target), str(copy))  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**without_pack_env(), "PYTHONPATH": str(target)}
     done = grade("--pack", "llm-ch5", str(SOLUTION), "--format", "json", env=env)
