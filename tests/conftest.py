@@ -142,3 +142,22 @@ def graded(tmp_path_factory):
 
 def pytest_sessionfinish(session, exitstatus):
     headstart.finish()
+
+
+@pytest.fixture(autouse=True)
+def _packs_in_use_stay():
+    """A test that chooses a pack (``grader.shared.packs.choose``, which sets ``GRADER_PACK``)
+    must put it back: the packs in use are the whole process's, and every later test in it
+    would grade another pack's exercises. Restored, and the test fails saying so."""
+    before = os.environ.get("GRADER_PACK")
+    yield
+    after = os.environ.get("GRADER_PACK")
+    if after != before:
+        if before is None:
+            os.environ.pop("GRADER_PACK", None)
+        else:
+            os.environ["GRADER_PACK"] = before
+        from grader.shared import packs
+
+        packs.packs.cache_clear()
+        pytest.fail(f"the test left GRADER_PACK={after!r} (it was {before!r})")

@@ -92,8 +92,12 @@ def answer(folder: Path, body: str) -> Path:
 
 @pytest.fixture
 def chosen(monkeypatch):
-    """Leaves the packs in use as they were."""
-    monkeypatch.delenv(packs.CHOSEN, raising=False)
+    """Leaves the packs in use as they were: no pack chosen at the start, and afterwards the
+    environment, ``sys.path`` and the packs read as before (``packs.choose`` changes all
+    three for every later test of this process otherwise)."""
+    monkeypatch.setenv(packs.CHOSEN, "")  # remembered as it was, restored at the end
+    monkeypatch.delenv(packs.CHOSEN)
+    monkeypatch.setattr(sys, "path", list(sys.path))
     packs.packs.cache_clear()
     yield
     packs.packs.cache_clear()
@@ -148,9 +152,11 @@ def test_a_chosen_folder_replaces_the_installed_packs_and_is_importable(tmp_path
     assert packs.packs()[0].path("solution") == (tmp_path / "course" / "solution").resolve()
 
 
-def test_an_unknown_pack_name_is_refused(chosen):
+def test_an_unknown_pack_name_is_refused_and_the_packs_in_use_stay(chosen):
     with pytest.raises(PackError, match="no exercise pack named 'nope'"):
         packs.choose("nope")
+    assert packs.CHOSEN not in os.environ
+    assert [p.name for p in packs.packs()] == ["llm-ch3-4"]
 
 
 def test_an_installed_pack_is_chosen_by_name(chosen):

@@ -225,9 +225,18 @@ def choose(chosen: str) -> None:
     ``pack.toml``) from now on, in this process and every process it starts."""
     if chosen and Path(chosen).is_dir():
         chosen = str(Path(chosen).resolve())
+    before = os.environ.get(CHOSEN)
     os.environ[CHOSEN] = chosen
     packs.cache_clear()
-    packs()  # says now, in one line, what is wrong with it
+    try:
+        packs()  # says now, in one line, what is wrong with it
+    except PackError:  # and leaves the packs in use as they were
+        if before is None:
+            del os.environ[CHOSEN]
+        else:
+            os.environ[CHOSEN] = before
+        packs.cache_clear()
+        raise
 
 
 @lru_cache(maxsize=1)
