@@ -17,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.commands.options import EXIT_FAILED, EXIT_PASSED
+from grader.commands.options import EXIT_FAILED, EXIT_PASSED, add_exercise_option
 from grader.shared.errors import UsageError
 
 
@@ -49,14 +49,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="judge processes (default: one per core)",
     )
-    p.add_argument(
-        "-e",
-        "--exercise",
-        action="append",
-        dest="exercises",
-        metavar="ID",
-        help="prove only this exercise of the pack; repeatable",
-    )
+    add_exercise_option(p, help="prove only this exercise of the pack; repeatable")
     p.add_argument(
         "--max-examples",
         type=int,

@@ -21,19 +21,22 @@ def ids_in_use() -> str:
     return ", ".join(ids) if len(ids) < 3 else f"{ids[0]} ... {ids[-1]}"
 
 
-def add_exercise_option(p: argparse.ArgumentParser) -> None:
+def add_exercise_option(p: argparse.ArgumentParser, help: str | None = None) -> None:
     """``-e ID``, repeatable: grade only these exercises (the ids of the packs in use, read
-    when the parser is built: after ``--pack``)."""
-    ids = ids_in_use()
+    when the parser is built: after ``--pack``); ``help`` says it otherwise."""
+    ids = ids_in_use() if help is None else ""
     p.add_argument(
         "-e",
         "--exercise",
         action="append",
         dest="exercises",
         metavar="ID",
-        help=f"grade only this exercise ({ids}); repeatable"
-        if ids
-        else "grade only the exercise with this id; repeatable",
+        help=help
+        or (
+            f"grade only this exercise ({ids}); repeatable"
+            if ids
+            else "grade only the exercise with this id; repeatable"
+        ),
     )
 
 
