@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from grader.worker.probes import (
     Probe,
     _forward,
@@ -54,17 +54,21 @@ def _build_wrapper(
 ):
     """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
     (the function's own default is used)."""
-    if seed is not None:  # the reproduce snippet seeds torch the same way before building
-        seed_torch(seed)
     rate = () if dropout is None else (dropout,)
-    m = module.make_2d_wrapper(d_in, context_length, *rate)
+    if seed is None:
+        m = module.make_2d_wrapper(d_in, context_length, *rate)
+    else:  # the reproduce snippet seeds torch the same way before building
+        with seeded(seed):
+            m = module.make_2d_wrapper(d_in, context_length, *rate)
     return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 
 def _build_gpt2_attention(module, state, seed: int | None = None):
-    if seed is not None:
-        seed_torch(seed)
-    m = module.gpt2_small_attention()
+    if seed is None:
+        m = module.gpt2_small_attention()
+    else:
+        with seeded(seed):
+            m = module.gpt2_small_attention()
     return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 

@@ -6,15 +6,16 @@ the reference computes for an example (an oracle model, the input it gets, the l
 is then the same every time. ``remembered`` keeps it, keyed on the example itself.
 
 Only pure functions of plain data are remembered: the result depends on the arguments alone
-(a function that draws random numbers seeds torch itself first), so a remembered value is
-exactly the value computed again. Remembered values are shared: callers read them and never
-change them in place.
+(a function that draws random numbers does it inside ``grader.shared.torchseed.seeded``), so
+a remembered value is exactly the value computed again. Remembered values are shared, across
+the threads of a judge too: callers read them and never change them in place.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -33,17 +34,20 @@ def key_of(args: tuple, kwargs: dict) -> str:
 def remembered(fn: Callable[..., T]) -> Callable[..., T]:
     """``fn`` computing each distinct call once per process (the last ``ENTRIES`` of them)."""
     values: OrderedDict[str, Any] = OrderedDict()
+    lock = threading.Lock()  # threads of one judge share the values; fn runs outside the lock
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> T:
         key = key_of(args, kwargs)
-        if key in values:
-            values.move_to_end(key)
-            return values[key]
+        with lock:
+            if key in values:
+                values.move_to_end(key)
+                return values[key]
         value = fn(*args, **kwargs)
-        values[key] = value
-        if len(values) > ENTRIES:
-            values.popitem(last=False)
+        with lock:
+            value = values.setdefault(key, value)  # a thread that computed it first wins
+            if len(values) > ENTRIES:
+                values.popitem(last=False)
         return value
 
     on_forget(values.clear)

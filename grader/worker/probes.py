@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from grader.protocol import wire
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 
 Probe = Callable[..., Any]
 
@@ -181,8 +181,7 @@ def _keep(state: dict, obj: Any) -> int:
 def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, seed: int = 0):
     m = state[handle]
     m.train(train)
-    seed_torch(seed)
-    with torch.no_grad():
+    with seeded(seed), torch.no_grad():
         return plain(m(x), "your forward returned")
 
 

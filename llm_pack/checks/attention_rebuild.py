@@ -27,7 +27,7 @@ from grader.judge.properties import (
     is_stub,
     tensor_text,
 )
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the
@@ -98,11 +98,11 @@ def student_forward(
 def reference_forward(
     module: nn.Module, x: torch.Tensor, train: bool = False, seed: int = 0
 ) -> torch.Tensor:
-    """The rebuilt reference applied to ``x`` after ``torch.manual_seed(seed)``."""
-    module.train(train)
-    seed_torch(seed)
+    """The rebuilt reference applied to ``x`` after ``torch.manual_seed(seed)``; the mode is
+    set under the same lock, as the module may be shared (``same_weights``)."""
     try:
-        return module(x)
+        with seeded(seed):
+            return module.train(train)(x)
     except Exception as exc:  # the student's weights may not fit the judge's input
         raise CheckFailed(
             f"the book's {type(module).__name__} rebuilt from your module's weights cannot run "
@@ -254,7 +254,8 @@ def rebuild_wrapper(description: dict, owner: str) -> nn.Module:
     cfg = wrapper_config(description, owner)
     with warnings.catch_warnings():  # zero-width heads are the student's; no warning here
         warnings.simplefilter("ignore")
-        reference = MultiHeadAttentionWrapper(**cfg)
+        with seeded(0):  # its weights are replaced below; the lock keeps its draws apart
+            reference = MultiHeadAttentionWrapper(**cfg)
     for i, head in enumerate(reference.heads):
         head.dropout.p = float(description["dropouts"].get(f"heads.{i}.dropout", cfg["dropout"]))
     return load_into(reference, description, owner)
@@ -285,4 +286,7 @@ def mha_config(description: dict, owner: str) -> dict:
 
 def rebuild_mha(description: dict, owner: str) -> nn.Module:
     """A clean reference ``MultiHeadAttention`` holding the described module's weights."""
-    return load_into(MultiHeadAttention(**mha_config(description, owner)), description, owner)
+    cfg = mha_config(description, owner)
+    with seeded(0):  # its weights are replaced by load_into; the lock keeps its draws apart
+        reference = MultiHeadAttention(**cfg)
+    return load_into(reference, description, owner)

@@ -9,7 +9,7 @@ from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from llm_pack.strategies import attention_shapes
 from reference import SelfAttention_v1, SelfAttention_v2
 
@@ -20,10 +20,10 @@ NAMES = ("W_query", "W_key", "W_value")
 def build(ex: dict):
     """The judge's own modules and input, made exactly as the reproduce snippet makes them
     (shared: read only)."""
-    seed_torch(ex["seed"])
-    sa_v2 = SelfAttention_v2(ex["d_in"], ex["d_out"])
-    sa_v1 = SelfAttention_v1(ex["d_in"], ex["d_out"])
-    x = torch.rand(ex["n_tokens"], ex["d_in"])
+    with seeded(ex["seed"]):
+        sa_v2 = SelfAttention_v2(ex["d_in"], ex["d_out"])
+        sa_v1 = SelfAttention_v1(ex["d_in"], ex["d_out"])
+        x = torch.rand(ex["n_tokens"], ex["d_in"])
     return sa_v2, sa_v1, x
 
 
@@ -48,7 +48,8 @@ def transfer(worker: WorkerHandle, ex: dict):
 
 def check_outputs(worker: WorkerHandle, ex: dict) -> None:
     _, x, reply = transfer(worker, ex)
-    rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
+    with seeded(ex["seed"]):  # its weights are replaced below; the lock keeps its draws apart
+        rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
     for name in NAMES:
         w = reply["v1"][name]["value"]
         if not isinstance(w, torch.Tensor):

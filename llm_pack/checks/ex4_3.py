@@ -29,7 +29,7 @@ from grader.judge.properties import (
     filled_dict,
     tensor_text,
 )
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
 from llm_pack.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
@@ -81,16 +81,15 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
 def reference_and_input(ex: dict) -> tuple[torch.nn.Module, torch.Tensor]:
     """The oracle and the token ids, made exactly as the reproduce snippet makes them (a new
     oracle: the caller may change its rates)."""
-    seed_torch(ex["seed"])
-    oracle = reference_with_rates(ex["cfg"])
-    x = torch.randint(0, ex["cfg"]["vocab_size"], (ex["batch"], ex["n_tokens"]))
+    with seeded(ex["seed"]):
+        oracle = reference_with_rates(ex["cfg"])
+        x = torch.randint(0, ex["cfg"]["vocab_size"], (ex["batch"], ex["n_tokens"]))
     return oracle, x
 
 
 def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: int):
-    oracle.train(train)
-    seed_torch(seed)
-    return oracle(x)
+    with seeded(seed):  # the mode too: a remembered oracle is shared
+        return oracle.train(train)(x)
 
 
 @remembered
@@ -103,7 +102,9 @@ def expected_case(ex: dict, train: bool) -> tuple[torch.nn.Module, torch.Tensor,
 @remembered
 def reference_shapes(cfg: dict) -> dict[str, tuple[int, ...]]:
     """The reference model's state-dict keys and shapes for a 4.3 config."""
-    return {k: tuple(v.shape) for k, v in reference_with_rates(cfg).state_dict().items()}
+    with seeded(0):  # only the shapes are read; the lock keeps its draws apart
+        model = reference_with_rates(cfg)
+    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
 
 
 def build_student(worker: WorkerHandle, cfg: dict) -> dict:

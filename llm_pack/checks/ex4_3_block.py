@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, assert_close
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
     SPLIT_KEYS,
@@ -64,13 +64,13 @@ def isolated(cfg: dict, key: str) -> dict:
 def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """The reference block with ``cfg``'s rates, the input, and the block's train-mode output,
     made as the snippet makes them (shared: read only)."""
-    seed_torch(ex["seed"])
-    block = own_norms(set_block_rates(TransformerBlock(rateless_config(cfg)), cfg))
+    with seeded(ex["seed"]):
+        block = own_norms(set_block_rates(TransformerBlock(rateless_config(cfg)), cfg))
     shape = (ex["batch"], ex["n_tokens"], cfg["emb_dim"])
     x = torch.rand(shape, generator=torch.Generator().manual_seed(ex["seed"]))
     block.train()
-    seed_torch(ex["seed"])
-    return block, x, block(x)
+    with seeded(ex["seed"]):
+        return block, x, block(x)
 
 
 def check_block(worker: WorkerHandle, ex: dict) -> None:

@@ -10,13 +10,15 @@ description, and ``expected`` the output that module gave before for the same in
 
 Equal means equal: the same keys, dtypes and shapes, and every element the same
 (``torch.equal``, never a hash), with the same dropout rates and attributes. Only a rebuild that
-succeeded is kept. The modules kept are shared, read only: callers set their mode before each
-use (``reference_forward`` does) and never change their weights.
+succeeded is kept. The modules kept are shared, read only, by the threads of a judge too:
+callers set their mode under the generator's lock before each use (``reference_forward`` does)
+and never change their weights.
 """
 
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
@@ -34,6 +36,7 @@ MAX_BYTES = 64 * 2**20  # 3.3's module alone holds 13.6 MB of weights and mask
 _kept: OrderedDict[int, tuple[tuple, dict, nn.Module, int]] = OrderedDict()
 _ids = itertools.count()
 _outputs: weakref.WeakKeyDictionary[nn.Module, dict] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()  # the threads of one judge share what is kept; rebuilds run outside
 
 
 def _forget() -> None:
@@ -72,23 +75,28 @@ def reused(kind: str, description: dict, rebuild: Callable[[], nn.Module]) -> nn
     same ``kind`` of rebuild), or the one it makes now."""
     signature = _signature(kind, description)
     state = description.get("state", {})
-    for entry, (kept_signature, kept_state, module, _) in _kept.items():
-        if kept_signature == signature and _equal(state, kept_state):
-            _kept.move_to_end(entry)
-            return module
+    with _lock:
+        for entry, (kept_signature, kept_state, module, _) in _kept.items():
+            if kept_signature == signature and _equal(state, kept_state):
+                _kept.move_to_end(entry)
+                return module
     module = rebuild()
     size = _size(state)
     if size <= MAX_BYTES:
-        _kept[next(_ids)] = (signature, state, module, size)
-        while len(_kept) > ENTRIES or sum(e[3] for e in _kept.values()) > MAX_BYTES:
-            _kept.popitem(last=False)
+        with _lock:
+            _kept[next(_ids)] = (signature, state, module, size)
+            while len(_kept) > ENTRIES or sum(e[3] for e in _kept.values()) > MAX_BYTES:
+                _kept.popitem(last=False)
     return module
 
 
 def expected(module: nn.Module, key: Any, compute: Callable[[], torch.Tensor]) -> torch.Tensor:
     """``compute()``, the output of ``module`` for the input and mode ``key`` names, computed
     once per module (kept as long as the module is)."""
-    outputs = _outputs.setdefault(module, {})
-    if key not in outputs:
-        outputs[key] = compute()
-    return outputs[key]
+    with _lock:
+        outputs = _outputs.setdefault(module, {})
+        if key in outputs:
+            return outputs[key]
+    value = compute()
+    with _lock:
+        return outputs.setdefault(key, value)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from grader.worker.probes import Probe, plain
 from llm_ch5_pack.reference import build_model
 
@@ -49,14 +49,14 @@ def _generate(
     ``record``, what the model was called with."""
     net = build_model(model)
     recorder = Recorder(net) if record else None
-    seed_torch(seed)
-    out = module.generate(
-        recorder if record else net,
-        idx.clone(),
-        max_new_tokens=max_new_tokens,
-        context_size=context_size,
-        **settings,
-    )
+    with seeded(seed):
+        out = module.generate(
+            recorder if record else net,
+            idx.clone(),
+            max_new_tokens=max_new_tokens,
+            context_size=context_size,
+            **settings,
+        )
     reply = {"out": plain(out, "your generate returned")}
     if recorder is not None:
         reply["calls"] = recorder.seen

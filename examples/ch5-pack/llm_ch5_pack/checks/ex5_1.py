@@ -22,7 +22,7 @@ from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed, expect_tensor
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from llm_ch5_pack.reference import (
     describe_model,
     generate,
@@ -46,8 +46,9 @@ MIN_EXPECTED = 5.0  # cells with fewer expected draws are pooled (the chi-square
 @remembered
 def judge_model(cfg: dict, model_seed: int, logit_scale: float) -> torch.nn.Module:
     """The tiny GPT of an example, built as the reproduce snippet builds it (shared: read
-    only)."""
-    return tiny_gpt(cfg, model_seed, logit_scale)
+    only); seeded again under the judge's lock, since ``tiny_gpt`` seeds torch itself."""
+    with seeded(model_seed):
+        return tiny_gpt(cfg, model_seed, logit_scale)
 
 
 def model_of(ex: dict) -> torch.nn.Module:
@@ -67,15 +68,15 @@ def prompt_of(ex: dict) -> torch.Tensor:
 @remembered
 def reference_output(ex: dict, eos_id: int | None = None) -> torch.Tensor:
     """What the reference ``generate`` returns for the example (greedy cases: the answer)."""
-    seed_torch(ex["seed"])
-    return generate(
-        model_of(ex),
-        prompt_of(ex),
-        ex["max_new_tokens"],
-        ex["context_size"],
-        eos_id=eos_id,
-        **ex["settings"],
-    )
+    with seeded(ex["seed"]):
+        return generate(
+            model_of(ex),
+            prompt_of(ex),
+            ex["max_new_tokens"],
+            ex["context_size"],
+            eos_id=eos_id,
+            **ex["settings"],
+        )
 
 
 def call_generate(

@@ -21,7 +21,7 @@ from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed
-from grader.shared.torchseed import seed_torch
+from grader.shared.torchseed import seeded
 from llm_ch5_pack.reference import FixedLogits, generate, generate_text_simple, tiny_gpt
 from llm_ch5_pack.strategies import predicate_cases, settings_models
 
@@ -98,7 +98,8 @@ def near_tie_logits(vocab: int, gap: float, best: int) -> list[float]:
 @remembered
 def model_for(ex: dict) -> torch.nn.Module:
     if ex["kind"] == "gpt":
-        return tiny_gpt(ex["cfg"], ex["model_seed"], 1.0)
+        with seeded(ex["model_seed"]):  # the judge's lock: tiny_gpt seeds torch itself
+            return tiny_gpt(ex["cfg"], ex["model_seed"], 1.0)
     return FixedLogits(near_tie_logits(ex["vocab"], ex["gap"], ex["best"])).eval()
 
 
@@ -126,15 +127,15 @@ def greedy_for(ex: dict) -> torch.Tensor:
 @remembered
 def run_setting(ex: dict, temperature: float, top_k: int | None, seed: int) -> torch.Tensor:
     """The reference ``generate`` with one setting, after ``torch.manual_seed(seed)``."""
-    seed_torch(seed)
-    return generate(
-        model_for(ex),
-        prompt_for(ex),
-        ex["max_new_tokens"],
-        context_for(ex),
-        temperature=temperature,
-        top_k=top_k,
-    )
+    with seeded(seed):
+        return generate(
+            model_for(ex),
+            prompt_for(ex),
+            ex["max_new_tokens"],
+            context_for(ex),
+            temperature=temperature,
+            top_k=top_k,
+        )
 
 
 @remembered
@@ -148,8 +149,8 @@ def evidence(temperature: float, top_k: int | None) -> tuple[int, int, list, lis
     k = None if top_k is None else min(top_k, 4)
     first = None
     for seed in range(20):
-        seed_torch(seed)
-        out = generate(model, idx, 8, 4, temperature=temperature, top_k=k)
+        with seeded(seed):
+            out = generate(model, idx, 8, 4, temperature=temperature, top_k=k)
         if first is None:
             first = (seed, out)
         elif not torch.equal(out, first[1]):
