@@ -55,20 +55,14 @@ def _build_wrapper(
     """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
     (the function's own default is used)."""
     rate = () if dropout is None else (dropout,)
-    if seed is None:
+    with seeded(seed):  # the reproduce snippet seeds torch the same way before building
         m = module.make_2d_wrapper(d_in, context_length, *rate)
-    else:  # the reproduce snippet seeds torch the same way before building
-        with seeded(seed):
-            m = module.make_2d_wrapper(d_in, context_length, *rate)
     return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 
 def _build_gpt2_attention(module, state, seed: int | None = None):
-    if seed is None:
+    with seeded(seed):
         m = module.gpt2_small_attention()
-    else:
-        with seeded(seed):
-            m = module.gpt2_small_attention()
     return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 

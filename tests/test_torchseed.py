@@ -46,3 +46,10 @@ def test_seeded_blocks_nest_in_one_thread():
     with seeded(1), seeded(3):
         inner = torch.rand(4).tolist()
     assert inner == draws(3)
+
+
+def test_seeded_none_holds_the_generator_without_seeding_it():
+    torch.manual_seed(5)
+    with seeded(None):
+        got = torch.rand(4).tolist()
+    assert got == draws(5)

@@ -24,20 +24,14 @@ def ids_in_use() -> str:
 def add_exercise_option(p: argparse.ArgumentParser, help: str | None = None) -> None:
     """``-e ID``, repeatable: grade only these exercises (the ids of the packs in use, read
     when the parser is built: after ``--pack``); ``help`` says it otherwise."""
-    ids = ids_in_use() if help is None else ""
-    p.add_argument(
-        "-e",
-        "--exercise",
-        action="append",
-        dest="exercises",
-        metavar="ID",
-        help=help
-        or (
+    if help is None:
+        ids = ids_in_use()
+        help = (
             f"grade only this exercise ({ids}); repeatable"
             if ids
-            else "grade only the exercise with this id; repeatable"
-        ),
-    )
+            else ("grade only the exercise with this id; repeatable")
+        )
+    p.add_argument("-e", "--exercise", action="append", dest="exercises", metavar="ID", help=help)
 
 
 def take_pack_option(argv: list[str]) -> list[str]:

@@ -28,9 +28,11 @@ _GENERATOR = threading.RLock()  # re-entrant: a seeded block may call code that 
 
 
 @contextmanager
-def seeded(seed: int) -> Iterator[None]:
+def seeded(seed: int | None) -> Iterator[None]:
     """Run the block with torch's CPU generator seeded with ``seed`` (what
-    ``torch.manual_seed(seed)`` does for the CPU) and no other thread drawing from it."""
+    ``torch.manual_seed(seed)`` does for the CPU) and no other thread drawing from it; with
+    ``seed`` None, held but not seeded (the block's draws are thrown away, or left unseeded)."""
     with _GENERATOR:
-        torch.default_generator.manual_seed(int(seed))
+        if seed is not None:
+            torch.default_generator.manual_seed(int(seed))
         yield

@@ -254,7 +254,7 @@ def rebuild_wrapper(description: dict, owner: str) -> nn.Module:
     cfg = wrapper_config(description, owner)
     with warnings.catch_warnings():  # zero-width heads are the student's; no warning here
         warnings.simplefilter("ignore")
-        with seeded(0):  # its weights are replaced below; the lock keeps its draws apart
+        with seeded(None):  # its weights are replaced below; the lock keeps its draws apart
             reference = MultiHeadAttentionWrapper(**cfg)
     for i, head in enumerate(reference.heads):
         head.dropout.p = float(description["dropouts"].get(f"heads.{i}.dropout", cfg["dropout"]))
@@ -287,6 +287,6 @@ def mha_config(description: dict, owner: str) -> dict:
 def rebuild_mha(description: dict, owner: str) -> nn.Module:
     """A clean reference ``MultiHeadAttention`` holding the described module's weights."""
     cfg = mha_config(description, owner)
-    with seeded(0):  # its weights are replaced by load_into; the lock keeps its draws apart
+    with seeded(None):  # its weights are replaced by load_into; the lock keeps its draws apart
         reference = MultiHeadAttention(**cfg)
     return load_into(reference, description, owner)

@@ -48,7 +48,7 @@ def transfer(worker: WorkerHandle, ex: dict):
 
 def check_outputs(worker: WorkerHandle, ex: dict) -> None:
     _, x, reply = transfer(worker, ex)
-    with seeded(ex["seed"]):  # its weights are replaced below; the lock keeps its draws apart
+    with seeded(None):  # its weights are replaced below; the lock keeps its draws apart
         rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
     for name in NAMES:
         w = reply["v1"][name]["value"]
