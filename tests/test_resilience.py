@@ -121,7 +121,7 @@ def test_the_guard_sees_each_attack(guarded, attack):
     assert g.problem() is None  # put back: nothing to report
 
 
-def test_the_guard_sees_its_channel_redirected_and_threads_beside_it():
+def test_the_guard_sees_its_channel_redirected_and_lets_threads_run():
     import threading
 
     req_r, req_w = os.pipe()
@@ -139,12 +139,11 @@ def test_the_guard_sees_its_channel_redirected_and_threads_beside_it():
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
-    try:
-        assert check() == "a thread was running beside the worker's loop"
+    try:  # a thread of the student's (a progress bar's, a pool's) is no change to the grader
+        assert check() is None
     finally:
         stop.set()
         thread.join()
-    assert check() is None
     for fd in (req_r, req_w, rep_r, rep_w, saved, other_r, other_w):
         os.close(fd)
 

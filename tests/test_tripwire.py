@@ -30,22 +30,47 @@ ACTS = {
     "code swapped": ("watched.__code__ = (lambda a=1: 2).__code__", tripwire.CODE),
     "defaults swapped": ("watched.__defaults__ = (2,)", tripwire.CODE),
     "kwdefaults swapped": ("watched.__kwdefaults__ = {}", tripwire.CODE),
-    "gc search": ("import gc; gc.get_referrers(watched)", tripwire.SEARCH),
-    "gc walk": ("import gc; gc.get_objects()", tripwire.SEARCH),
-    "trace": ("sys.settrace(lambda *a: None)", tripwire.TRACE),
-    "profile": (
-        "import threading; threading.setprofile(lambda *a: None); sys.setprofile(None)",
-        tripwire.TRACE,
-    ),  # fmt: skip
     "ctypes": ("import ctypes; ctypes.c_int.from_address(id(watched))", tripwire.CTYPES),
     "own memory": ("open('/proc/self/mem', 'rb')", tripwire.MEMORY),
     "own memory by name": ("os.chdir('/proc/self'); os.open('mem', os.O_RDONLY)", tripwire.MEMORY),
-    "the hook itself": (
-        "hook = [f for f in [sys.audit] if 0]; "  # the hook is reachable only through gc
-        "import gc; [o for o in gc.get_objects() if getattr(o, '__name__', '') == 'tripwire']",
-        tripwire.SEARCH,
+    "the hook itself": (  # reachable through gc, which is no act on the grader; changing it is
+        "import gc; [setattr(o, '__defaults__', None) for o in gc.get_objects() "
+        "if getattr(o, '__name__', '') == 'tripwire']",
+        tripwire.CODE,
     ),
 }
+
+
+def test_the_act_is_told_with_the_students_line_before_the_end(tmp_path):
+    """``teller``: the hook says what it saw and the student's line that did it, then ends."""
+    student = tmp_path / "answer.py"
+    student.write_text("import sys\nx = 1\nsys.modules['__main__'].watched.__defaults__ = (2,)\n")
+    program = textwrap.dedent(
+        f"""
+        import runpy, sys
+        from grader.worker import tripwire
+
+        def watched(a=1):
+            return a
+
+        told = []
+        tell = tripwire.teller({str(student)!r}, told.append)
+
+        def show(status, _tell=tell, _told=told):
+            _tell(status)
+            print(_told[0]["tampered"], flush=True)
+
+        tripwire.arm([watched], show)
+        runpy.run_path({str(student)!r})
+        print("went on")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == tripwire.CODE, done.stderr
+    assert "it rewrote the code or defaults of one of the grader's functions" in done.stdout
+    assert "line 3 of answer.py: sys.modules['__main__'].watched.__defaults__ = (2,)" in done.stdout
+    assert "went on" not in done.stdout
 
 
 def run(code: str) -> subprocess.CompletedProcess:
@@ -83,6 +108,17 @@ def test_an_ordinary_answer_is_left_alone():
             f.write(json.dumps({"y": y}).encode())
         t = threading.Thread(target=lambda: None)
         t.start(); t.join()
+        # what libraries and debugging habits do, none of it an act on the grader:
+        import gc, cProfile, concurrent.futures, time
+        tensors = [o for o in gc.get_objects() if torch.is_tensor(o)]  # leak hunting
+        gc.get_referrers(watched); gc.get_referents(watched)
+        sys.settrace(lambda *a: None); sys.settrace(None)
+        sys.setprofile(lambda *a: None); sys.setprofile(None)
+        threading.setprofile(lambda *a: None); threading.setprofile(None)
+        cProfile.run("sum(range(10))")
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            assert list(pool.map(abs, [-1, -2])) == [1, 2]
+        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
         assert watched() == 1
         """
     )

@@ -40,11 +40,9 @@ END = "end"  # the request after an exercise's last call: the worker's loop exit
 # pass: it is read from the kernel, however the channel between worker and judge was rerouted.
 TAMPERED = {
     113: "it rewrote the code or defaults of one of the grader's functions",
-    114: "it searched the interpreter's objects (gc.get_objects, get_referrers, get_referents)",
-    115: "it set a trace or profile function",
     116: "it reached into the worker's memory or C API through ctypes",
     117: "it opened the worker's own memory (/proc/.../mem)",
-    118: "the grader's own check found it changed",  # the detail was sent on the channel
+    118: "the grader's own check found its modules, functions or channel changed",  # detail: sent
 }
 
 # The isolation layers, by the name the fork server reports each under, in words.
@@ -129,6 +127,11 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONIOENCODING="utf-8",
+        # A leftover breakpoint() does nothing (a worker has no terminal to debug in), and
+        # torch.compile runs the eager code: a worker has no compiler, and what is graded is
+        # what the code computes, which compiling does not change.
+        PYTHONBREAKPOINT="0",
+        TORCH_COMPILE_DISABLE="1",
         # OpenMP threads that finished their share sleep at once instead of spinning for a
         # while: with several workers on few cores, spinning threads burn the cores the
         # others (and the judge) need.

@@ -14,8 +14,13 @@ the grader's objects with it, by identity:
   same ``__code__``, defaults and closure cells;
 - the library functions the reply channel goes through (``os.write``, ``json.dumps``, ...) and
   the tensor methods a reply's tensors go through are still the same;
-- no trace or profile hook is set, no thread of the student's is running beside the worker,
-  and the worker's channel still refers to the judge's pipes (not one ``dup2``-ed in between).
+- the worker's channel still refers to the judge's pipes (not one ``dup2``-ed in between).
+
+Threads, trace and profile functions are not watched: a progress bar's monitor thread, a
+thread pool, a debugger or ``cProfile`` are ordinary library use, not acts on the grader
+(DESIGN §5.12). What such a thread or hook could change is what this snapshot and the tripwire
+watch; the worker's reply clears a trace or profile function left set before it checks, so
+none runs over the grader's own frames (``grader.worker.serve.reply``).
 
 A changed object is reported as tampering; the worker then ends with a status the judge reads
 as such (``grader.protocol.boot.TAMPERED``), and the exercise gets no points.
@@ -31,7 +36,6 @@ for what holds and what does not.
 
 from __future__ import annotations
 
-import _thread
 import os
 import sys
 import types
@@ -195,8 +199,6 @@ class Guard:
                 value = getattr(module, attr)
                 self.bindings.append((vars(module), attr, value, f"{module_name}.{attr}"))
         self.tensor = _tensor_methods()
-        self.hooks = (sys.gettrace(), sys.getprofile())
-        self.threads = _thread._count()
         self._check = self.checker()
 
     def _watch_function(self, fn: types.FunctionType, label: str) -> None:
@@ -238,8 +240,6 @@ class Guard:
             tuple(self.cells),
             tuple(self.kwdefaults),
             self.tensor,
-            self.hooks,
-            self.threads,
             tuple((fd, _identity(fd)) for fd in fds),
         )
 
@@ -258,10 +258,9 @@ class Guard:
 
 
 def _problem(
-    modules, bindings, tables, codes, cells, kwdefaults, tensor, hooks, threads, channel,
+    modules, bindings, tables, codes, cells, kwdefaults, tensor, channel,
     _sys_modules=sys.modules, _empty=_EMPTY, _same_table=_same_table, _same=_same,
-    _gettrace=sys.gettrace, _getprofile=sys.getprofile, _identity=_identity,
-    _count=_thread._count, _tuple=tuple, _getattr=getattr,
+    _identity=_identity, _tuple=tuple, _getattr=getattr,
     _value_error=ValueError,
 ) -> str | None:  # fmt: skip
     """The checks of ``Guard.checker``; each name it uses is one of its arguments."""
@@ -291,10 +290,6 @@ def _problem(
     for name, method in methods:
         if _getattr(tensor_class, name, _empty) is not method:
             return f"torch.Tensor.{name} was replaced"
-    if _gettrace() is not hooks[0] or _getprofile() is not hooks[1]:
-        return "a trace or profile hook was set on the grader"
-    if _count() > threads:
-        return "a thread was running beside the worker's loop"
     for fd, identity in channel:
         if _identity(fd) != identity:
             return "the worker's channel to the grader was redirected"

@@ -87,6 +87,11 @@ def describe_exception(exc: BaseException, student_dir: Path) -> dict:
             pass
     from grader.worker.probes import NotPlainData
 
+    if type(exc).__name__ == "BdbQuit":  # pdb.set_trace() read the end of an empty input
+        info["message"] = (
+            "your code stopped at a debugger (pdb.set_trace() or similar): the grader runs it "
+            "with no terminal to debug in, so the debugger quit. Remove the call and grade again"
+        )
     if isinstance(exc, NotPlainData | wire.NotEncodable):
         info["refused"] = True  # the grader refused a value: no "your code raised"
     return info
@@ -141,14 +146,20 @@ def reply(
     _disable=gc.disable,
     _enable=gc.enable,
     _isenabled=gc.isenabled,
+    _settrace=sys.settrace,
+    _setprofile=sys.setprofile,
 ) -> None:
     """Send ``message`` once the grader is checked unchanged (``grader.worker.guard``). If
     student code tampered with it, say so instead and end the worker with the tampered status:
     the judge reads that from the kernel even if the channel was rerouted.
 
+    A trace or profile function the student's code left set (a debugger, a profiler never
+    stopped) is cleared first: it is no tampering, but it would run over the grader's frames.
     The collector is off from the check to the send, so that no finalizer of the student's can
     put a change back in between (a change to the grader's code, at any moment, is the
     tripwire's); what this calls is held in its defaults."""
+    _settrace(None)
+    _setprofile(None)
     collecting = _isenabled()
     _disable()
     try:
@@ -166,6 +177,20 @@ def reply(
             _send(fd, {"ok": False, "tampered": safe_text(problem, SHORT_LIMIT)})
         finally:
             _exit(GUARD_SAW)
+
+
+def _sender(fd: int, _send=wire.send) -> Callable[[dict], None]:
+    """``message -> None`` on the reply channel ``fd``, held in defaults (for the tripwire)."""
+
+    def send(message: dict, _fd=fd, _send=_send) -> None:
+        _send(_fd, message)
+
+    return send
+
+
+def _no_debugger(*args: Any, **kwargs: Any) -> None:
+    """``breakpoint()`` in a worker: nothing (it has no terminal to debug in). ``-I`` makes
+    Python ignore ``PYTHONBREAKPOINT``, so the hook itself is replaced."""
 
 
 def _leaver(*streams: Any, _exit=os._exit) -> Callable[[], None]:
@@ -209,10 +234,11 @@ def serve(
     leave = _leaver(sys.stdout, sys.stderr)
     student_path = Path(student_file).resolve()
     student_dir = student_path.parent
+    sys.breakpointhook = _no_debugger
     wire.send(rep_fd, {"ok": True, "value": "started"})
     if started is not None:
         started()
-    tripwire.arm(guard.functions())
+    tripwire.arm(guard.functions(), tripwire.teller(str(student_path), _sender(rep_fd)))
     try:
         module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
     except BaseException as exc:  # SystemExit at import is the student's doing too

@@ -2,8 +2,8 @@
 and the judge: it ``dup2``s pipes of its own over the worker's request and reply descriptors,
 forwards each request, and replaces each forward reply's logits with what a correct model
 gives. The grader's objects are untouched, so the identity checks see nothing; the guard's
-check of the channel (the descriptors still refer to the judge's pipes) and of threads running
-beside the worker, made before the first reply, does: tampered, no points."""
+check of the channel (the descriptors still refer to the judge's pipes), made before the first
+reply, does: tampered, no points. (Threads alone are no tampering: tests/test_fair_guard.py.)"""
 
 # exercise: 4.3
 # expect-status: error

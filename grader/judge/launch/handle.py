@@ -213,7 +213,7 @@ class WorkerHandle:
             timing.add("worker_compute", reply["t"])
         if reply.get("tampered"):  # the worker's guard saw student code rewrite the grader
             self.kill()
-            raise Tampered(safe_text(reply["tampered"], SHORT_LIMIT))
+            raise Tampered(safe_text(reply["tampered"], 2 * SHORT_LIMIT))
         if not reply["ok"]:
             info = safe_info(reply.get("error"))  # worker text is made safe where it enters
             if out_of_memory(info):
