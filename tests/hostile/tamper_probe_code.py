@@ -7,7 +7,7 @@ function's code catches it: the tampered verdict, no points."""
 # exercise: 4.3
 # expect-status: error
 # expect-message: tampered: your code changed the grader itself
-# expect-message: at line 83 of ex4_3_split_dropout.py: sys.modules["grader.worker.probes"]._forward.__code__
+# expect-message: at line 83 of ex4_3_split_dropout.py: sys.modules["grader.worker.probes"]
 
 import sys
 

@@ -10,7 +10,7 @@ points, whatever comes next."""
 # exercise: 4.3
 # expect-status: error
 # expect-message: tampered: your code changed the grader itself
-# expect-message: at line 101 of ex4_3_split_dropout.py: _probes._forward.__code__ = _forged.__code__
+# expect-message: at line 101 of ex4_3_split_dropout.py: _probes._forward.__code__ = _forged
 
 import torch
 from torch import nn
