@@ -1,13 +1,13 @@
 """``python -m grader``: the ``grade`` command, for when the venv's scripts are not on PATH.
 
 ``python -m`` puts the current folder first on ``sys.path``. Run inside a class folder, that
-would let a submission named ``reference/``, ``llm_pack/`` or ``torch/``, or a
-``*.dist-info`` folder among the submissions, be imported by the grader's own process (as
-root, outside every sandbox layer) or replace a pack. So the current folder leaves
-``sys.path`` before anything else is imported, unless the grader itself is imported from it (a
-checkout run in place). The ``grade`` script never has it there. One thing stays out of
-reach: a folder named ``grader/`` in the current folder is what ``python -m grader`` runs;
-use ``grade`` there.
+would let a submission folder named like a package the grader imports (``torch/``, a pack's
+package, the oracle's), or a ``*.dist-info`` folder among the submissions, be imported by the
+grader's own process (as root, outside every sandbox layer) or replace a pack. So the current
+folder leaves ``sys.path`` before anything else is imported, unless the grader itself is
+imported from it (a checkout run in place). The ``grade`` script never has it there. One
+thing stays out of reach: a folder named ``grader/`` in the current folder is what
+``python -m grader`` runs; use ``grade`` there.
 """
 
 import os

@@ -44,7 +44,11 @@ LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60
 @pytest.fixture
 def guarded():
     dispatch = dispatcher(probes.for_exercise("4.3"))
-    g = guard_module.Guard(dispatch, packages=("grader", "llm_pack"))  # as serve makes it
+    g = guard_module.Guard(  # as serve makes it
+        dispatch,
+        packages=("grader", "llm_pack"),
+        hidden=("llm_pack.oracle",),  # never imported
+    )
     assert g.problem() is None
     return g, dispatch
 
@@ -83,9 +87,18 @@ def _swap_module():
     return lambda: sys.modules.__setitem__("grader.protocol.wire", old)
 
 
-def _trace():
-    sys.setprofile(lambda *a: None)
-    return lambda: sys.setprofile(None)
+def _judge_only():
+    """A judge-only module imported past the worker's refusal (grader.worker.judgeonly)."""
+    before = sys.modules.get("llm_pack.oracle")
+    sys.modules["llm_pack.oracle"] = types.ModuleType("llm_pack.oracle")
+
+    def undo():
+        if before is None:
+            del sys.modules["llm_pack.oracle"]
+        else:
+            sys.modules["llm_pack.oracle"] = before
+
+    return undo
 
 
 ATTACKS = {
@@ -104,7 +117,7 @@ ATTACKS = {
     ),
     "sys.modules": (_swap_module, "the module grader.protocol.wire was replaced"),
     "reply channel": (lambda: _setattr(os, "write", _other), "os.write was replaced"),
-    "profile hook": (_trace, "a trace or profile hook"),
+    "judge-only module": (_judge_only, "it imported llm_pack.oracle, the grader's own code"),
 }
 
 

@@ -66,6 +66,17 @@ class Pack:
     paths: dict[str, Path] = field(default_factory=dict)  # stubs, solution, corpus
     text: dict[str, str] = field(default_factory=dict)  # words for help, notebooks, editions
     hints: str = ""  # "module:attribute" of its hints for known kinds of failure (judge side)
+    judge: tuple[str, ...] = ()  # modules (with their submodules) no answer may import
+
+    @property
+    def judge_only(self) -> tuple[str, ...]:
+        """The modules that are the judge's alone, with their submodules: those ``judge``
+        declares (oracles, strategies, the checks' package), every exercise's checks module
+        and the hints module. Workers refuse an answer's import of any of them."""
+        named = [*self.judge, *(e.checks.partition(":")[0] for e in self.exercises)]
+        if self.hints:
+            named.append(self.hints.partition(":")[0])
+        return tuple(dict.fromkeys(n for n in named if n))
 
     @property
     def package(self) -> str:
@@ -164,6 +175,7 @@ def read_pack(folder: Path) -> Pack:
         paths,
         {str(k): str(v) for k, v in text.items()} if isinstance(text, dict) else {},
         known,
+        _strings(head, "judge", where),
     )
 
 

@@ -164,8 +164,14 @@ class Guard:
     Kept as flat tuples of identities, so that a check costs tens of microseconds; the check
     itself (``checker``) holds the snapshot and every function it calls in its defaults."""
 
-    def __init__(self, *extra: Callable[..., Any], packages: tuple[str, ...] = ("grader",)):
+    def __init__(
+        self,
+        *extra: Callable[..., Any],
+        packages: tuple[str, ...] = ("grader",),
+        hidden: tuple[str, ...] = (),
+    ):
         self.modules = grader_modules(packages)
+        self.hidden = hidden  # the pack's judge-only modules (grader.worker.judgeonly)
         self.bindings: list[tuple[Any, str, Any, str]] = []  # (namespace, key, object, label)
         self.tables: list[tuple[Any, str, tuple, str]] = []
         self.codes: list[tuple[types.FunctionType, Any, Any, str]] = []  # code, defaults
@@ -240,6 +246,7 @@ class Guard:
             tuple(self.cells),
             tuple(self.kwdefaults),
             self.tensor,
+            self.hidden,
             tuple((fd, _identity(fd)) for fd in fds),
         )
 
@@ -258,7 +265,7 @@ class Guard:
 
 
 def _problem(
-    modules, bindings, tables, codes, cells, kwdefaults, tensor, channel,
+    modules, bindings, tables, codes, cells, kwdefaults, tensor, hidden, channel,
     _sys_modules=sys.modules, _empty=_EMPTY, _same_table=_same_table, _same=_same,
     _identity=_identity, _tuple=tuple, _getattr=getattr,
     _value_error=ValueError,
@@ -290,6 +297,9 @@ def _problem(
     for name, method in methods:
         if _getattr(tensor_class, name, _empty) is not method:
             return f"torch.Tensor.{name} was replaced"
+    for name in hidden:
+        if name in _sys_modules:
+            return f"it imported {name}, the grader's own code, past the grader's refusal"
     for fd, identity in channel:
         if _identity(fd) != identity:
             return "the worker's channel to the grader was redirected"

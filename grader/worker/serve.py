@@ -30,7 +30,7 @@ from typing import Any
 from grader.protocol import wire
 from grader.protocol.boot import END, TAMPERED
 from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
-from grader.worker import tripwire
+from grader.worker import judgeonly, tripwire
 from grader.worker.guard import Guard
 
 GUARD_SAW = 118  # the guard's check found a change (the tripwire's own statuses: tripwire)
@@ -92,6 +92,11 @@ def describe_exception(exc: BaseException, student_dir: Path) -> dict:
             "your code stopped at a debugger (pdb.set_trace() or similar): the grader runs it "
             "with no terminal to debug in, so the debugger quit. Remove the call and grade again"
         )
+    if isinstance(exc, judgeonly.JudgeOnly):  # said as it is, with the line that did it
+        frames = info.get("frames") or []
+        where = f" (line {frames[-1]['line']} of {frames[-1]['file']})" if frames else ""
+        info["message"] = safe_text(_message(exc) + where, MAX_TEXT)
+        info["refused"] = True
     if isinstance(exc, NotPlainData | wire.NotEncodable):
         info["refused"] = True  # the grader refused a value: no "your code raised"
     return info
@@ -125,6 +130,15 @@ def dispatcher(probes: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
         raise LookupError(f"the grader asked for a probe this exercise does not have: {action}")
 
     return dispatch
+
+
+def _judge_only(exercise_id: str) -> tuple[str, ...]:
+    """The judge-only modules of the pack that declares ``exercise_id``."""
+    from grader.shared.packs import packs
+    from grader.shared.registry import BY_ID
+
+    name = BY_ID[exercise_id].pack
+    return next((p.judge_only for p in packs() if p.name == name), ())
 
 
 def _refusal(exc: Exception) -> dict:
@@ -227,7 +241,8 @@ def serve(
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
     pack = BY_ID[exercise_id].probes.partition(".")[0].partition(":")[0]
-    guard = Guard(dispatch, packages=("grader", pack))
+    hidden = judgeonly.hide(_judge_only(exercise_id))
+    guard = Guard(dispatch, packages=("grader", pack), hidden=hidden)
     check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
     answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
     closed = wire.ChannelClosed
