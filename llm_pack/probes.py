@@ -80,6 +80,31 @@ def _base_config(module, state):
     return plain(GPT_CONFIG_124M, "GPT_CONFIG_124M")
 
 
+# Values a config may share with GPT_CONFIG_124M without harm: changing one cannot change the
+# other (the book's config holds nothing else).
+IMMUTABLE = (int, float, bool, str, bytes, tuple, frozenset, type(None))
+
+
+def _config_alias(module, state, size: str) -> dict:
+    """Whether ``GPT2_CONFIGS[size]`` is ``GPT_CONFIG_124M`` itself rather than a copy (the
+    reference's, or the book's dict written into the student's file), and which of its keys
+    hold a mutable value of ``GPT_CONFIG_124M``'s: identity is only visible here."""
+    from reference import GPT_CONFIG_124M
+
+    bases = [GPT_CONFIG_124M]
+    own = getattr(module, "GPT_CONFIG_124M", None)
+    if isinstance(own, dict) and own is not GPT_CONFIG_124M:
+        bases.append(own)
+    cfg = module.GPT2_CONFIGS[size]
+    shared = set()
+    if isinstance(cfg, dict):
+        for base in bases:
+            for key, value in base.items():
+                if type(key) is str and not isinstance(value, IMMUTABLE) and cfg.get(key) is value:
+                    shared.add(key)
+    return {"is_base": any(cfg is base for base in bases), "shared": sorted(shared)[:10]}
+
+
 # --- 4.3 -------------------------------------------------------------------------------------
 
 
@@ -108,6 +133,7 @@ EX4_1: dict[str, Probe] = {
 }
 EX4_2: dict[str, Probe] = {
     "configs": _configs,
+    "config_alias": _config_alias,
     "base_config": _base_config,
     "total_params": _on_meta("total_params"),
     "model_size_mb": _on_meta("model_size_mb"),

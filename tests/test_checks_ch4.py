@@ -167,6 +167,42 @@ def test_4_2_tied_head_and_in_place_configs_are_named(graded):
     assert "All four configs are equal" in failed_check(in_place, "holds the four").message
 
 
+def test_4_2_a_config_that_is_the_base_itself_loses_the_config_check_only(graded):
+    folder, result = graded("4.2", "wrong_small_is_the_base_config")
+    check = failed_check(result, "holds the four")
+    assert [c.name for c in result.checks if not c.passed] == [check.name]
+    assert check.message.startswith(
+        "GPT2_CONFIGS['small'] is GPT_CONFIG_124M itself, not a copy: changing one changes the "
+        "other; use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M)"
+    )
+    assert check.counterexample == "small"
+    out = run_snippet(check.reproduce, folder)
+    assert "same: True" in out and "a copy, not GPT_CONFIG_124M itself: False" in out
+
+
+def test_4_2_the_alias_probe_sees_the_books_dict_copied_into_the_file_and_shared_values():
+    from llm_pack.probes import EX4_2
+
+    probe = EX4_2["config_alias"]
+    module = load_source(
+        """
+        from reference import GPT_CONFIG_124M as BOOK
+
+        GPT_CONFIG_124M = {**BOOK, "extra": [1, 2]}  # the book's dict, written in the file
+        GPT2_CONFIGS = {
+            "small": GPT_CONFIG_124M,
+            "medium": {**GPT_CONFIG_124M, "emb_dim": 1024},  # shares the list
+            "large": {**BOOK, "emb_dim": 1280},
+            "xl": BOOK,
+        }
+        """
+    )
+    assert probe(module, {}, size="small") == {"is_base": True, "shared": ["extra"]}
+    assert probe(module, {}, size="medium") == {"is_base": False, "shared": ["extra"]}
+    assert probe(module, {}, size="large") == {"is_base": False, "shared": []}
+    assert probe(module, {}, size="xl") == {"is_base": True, "shared": []}
+
+
 def test_4_2_configs_not_written_earn_no_config_point(tmp_path):
     functions = (
         "\n\n\ndef total_params(cfg):\n    return 0\n\n\ndef model_size_mb(cfg):\n    return 0.0\n"

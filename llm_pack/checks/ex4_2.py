@@ -74,6 +74,29 @@ def check_config(worker: WorkerHandle, size: str) -> None:
                 "instead of copied for each size"
             )
         raise CheckFailed(message)
+    not_a_copy(worker, size)
+
+
+def not_a_copy(worker: WorkerHandle, size: str) -> None:
+    """Fail when ``GPT2_CONFIGS[size]`` holds the right values but is ``GPT_CONFIG_124M`` itself
+    (or shares a mutable value with it): the statement asks for a copy. Only the worker sees
+    which object is which (``llm_pack.probes._config_alias``)."""
+    alias = worker.call("config_alias", size=size)
+    name = f"GPT2_CONFIGS[{size!r}]"
+    if not isinstance(alias, dict):
+        raise CheckFailed(f"the grader could not tell whether {name} is a copy")
+    if alias.get("is_base") is True:
+        raise CheckFailed(
+            f"{name} is GPT_CONFIG_124M itself, not a copy: changing one changes the other; "
+            "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M)"
+        )
+    shared = [k for k in alias.get("shared") or [] if isinstance(k, str)][:5]
+    if shared:
+        raise CheckFailed(
+            f"{name}[{shared[0]!r}] is the same object as GPT_CONFIG_124M[{shared[0]!r}], not a "
+            "copy: changing one changes the other; copy the values too "
+            "(copy.deepcopy(GPT_CONFIG_124M))"
+        )
 
 
 def check_base_unchanged(worker: WorkerHandle, _: Any) -> None:
@@ -102,6 +125,7 @@ print("GPT2_CONFIGS keys:", list(GPT2_CONFIGS))
 print("GPT2_CONFIGS[{size!r}] =", GPT2_CONFIGS.get({size!r}))
 print("expected:", expected)
 print("same:", GPT2_CONFIGS.get({size!r}) == expected)
+print("a copy, not GPT_CONFIG_124M itself:", GPT2_CONFIGS.get({size!r}) is not GPT_CONFIG_124M)
 print("GPT_CONFIG_124M unchanged:", GPT_CONFIG_124M == original)
 """
 
