@@ -2,11 +2,11 @@
 
 The student answers with plain data: ``deterministic_settings()`` (keyword settings of the
 book's ``generate``) and ``is_deterministic(temperature, top_k)``. The judge plugs each setting
-into the reference ``generate`` (``llm_ch5_pack.reference``) itself: a setting is deterministic
-when the output is the greedy continuation whatever the model and the torch seed. In the
-book's code that is exactly when ``generate`` takes its argmax branch (``temperature`` not above
-0) or when the top-k filter leaves one token (``top_k == 1``); any other setting samples with
-``torch.multinomial``, and a model whose two best tokens are close shows it.
+into the reference ``generate`` (``llm_ch5_pack.oracle``, judge-only) itself: a setting is
+deterministic when the output is the greedy continuation whatever the model and the torch seed.
+In the book's code that is exactly when ``generate`` takes its argmax branch (``temperature``
+not above 0) or when the top-k filter leaves one token (``top_k == 1``); any other setting
+samples with ``torch.multinomial``, and a model whose two best tokens are close shows it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed
 from grader.shared.torchseed import seeded
-from llm_ch5_pack.reference import FixedLogits, generate, generate_text_simple, tiny_gpt
+from llm_ch5_pack.oracle import generate
+from llm_ch5_pack.reference import FixedLogits, generate_text_simple, tiny_gpt
 from llm_ch5_pack.strategies import predicate_cases, settings_models
 
 KEYS = ("temperature", "top_k")
@@ -249,7 +250,8 @@ def reproduce_settings(ex: dict) -> str:
         build = f"model = FixedLogits({logits!r})  # a near tie between the two best tokens"
     return f"""\
 import torch
-from llm_ch5_pack.reference import FixedLogits, generate, generate_text_simple, tiny_gpt
+from llm_ch5_pack.oracle import generate
+from llm_ch5_pack.reference import FixedLogits, generate_text_simple, tiny_gpt
 from exercises.ex5_3_deterministic import deterministic_settings
 
 {build}

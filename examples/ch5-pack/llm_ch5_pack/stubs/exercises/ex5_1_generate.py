@@ -9,9 +9,11 @@ Your task: write ``generate(model, idx, max_new_tokens, context_size, temperatur
 top_k=None, eos_id=None)`` as in the book. ``idx`` is a ``(batch, n_tokens)`` tensor of token
 ids; the result is ``idx`` with up to ``max_new_tokens`` new tokens appended.
 
-What is graded (on tiny GPT models built from ``reference.GPTModel``, and on a model whose
-next-token logits never change; install the pack to run them yourself:
-``from llm_ch5_pack.reference import tiny_gpt, FixedLogits, generate``):
+The grader runs your ``generate`` on tiny GPT models built from ``reference.GPTModel`` and on
+a model whose next-token logits never change. Install the pack to build them yourself:
+``from llm_ch5_pack.reference import tiny_gpt, FixedLogits``; the book's ``generate`` to compare
+with, in your own Python: ``from llm_ch5_pack.oracle import generate`` (no answer may import it:
+the grader refuses it). What is graded:
 - with ``temperature=0.0`` (the default), whatever ``top_k`` is, every new token is the argmax
   of the model's logits at the last position: greedy decoding, token for token;
 - with ``top_k=1`` the result is the same greedy continuation at any temperature;

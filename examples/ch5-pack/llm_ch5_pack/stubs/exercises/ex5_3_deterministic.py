@@ -15,10 +15,11 @@ Your task, in two parts:
   any ``temperature >= 0`` and ``top_k`` (``None`` or an int >= 1).
 
 What is graded:
-- every setting you return, plugged into the book's ``generate`` (``from
-  llm_ch5_pack.reference import generate``), gives the greedy continuation for any model,
-  prompt and torch seed (the grader runs it under two seeds on tiny GPT models and on models
-  whose two best tokens have nearly equal logits);
+- every setting you return, plugged into the book's ``generate`` (to try it in your own
+  Python: ``from llm_ch5_pack.oracle import generate``; no answer may import it: the grader
+  refuses it), gives the greedy continuation for any model, prompt and torch seed (the
+  grader runs it under two seeds on tiny GPT models and on models whose two best tokens have
+  nearly equal logits);
 - your settings show both ways the book names (one setting per way at least);
 - ``is_deterministic`` is right for every temperature and top_k the grader tries (0.0, tiny
   and large temperatures; top_k None, 1 and larger).
