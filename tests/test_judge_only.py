@@ -72,11 +72,13 @@ def test_an_answer_built_from_the_checks_gets_one_clear_line(tmp_path, capsys):
     assert "tampered" not in message
 
 
-def test_importing_past_the_refusal_is_tampering(tmp_path, capsys):
+def test_removing_the_finder_does_not_help(tmp_path, capsys):
+    """The files stay closed (an audit hook); a module put back in ``sys.modules`` by other
+    means is the guard's (tests/test_resilience.py: tampered)."""
     exercise = grade_42(with_42(tmp_path, PAST_THE_REFUSAL_42), capsys)
     message = exercise["checks"][0]["message"]
     assert exercise["score"] == 0
-    assert message.startswith("tampered:") and "llm_pack.checks" in message
+    assert "imports the grader's checks: llm_pack.checks" in message
 
 
 @pytest.mark.slow
@@ -114,7 +116,11 @@ def test_hide_refuses_the_module_and_its_submodules(tmp_path, monkeypatch):
         monkeypatch.delitem(sys.modules, name)
     import somepack.worker  # a probe that holds what it uses, imported first
 
-    judgeonly.hide(["somepack.judging"])
+    files = judgeonly.files_of(["somepack.judging"])
+    assert files == ((str((package / "judging").resolve()) + "/", "somepack.judging"),)
+    monkeypatch.setattr(sys, "addaudithook", lambda hook: None)  # not for the test's process
+    names, hook = judgeonly.hide(["somepack.judging"])
+    assert names == ("somepack.judging",) and hook is not None
     assert somepack.worker.ANSWER == 42
     assert not hasattr(sys.modules["somepack"], "judging")
     for name in ("somepack.judging", "somepack.judging.oracle"):
@@ -122,3 +128,27 @@ def test_hide_refuses_the_module_and_its_submodules(tmp_path, monkeypatch):
             __import__(name)
     for name in [n for n in sys.modules if n.startswith("somepack")]:
         del sys.modules[name]
+    hook("open", (str(package / "worker.py"), "r", 0))  # what answers may use opens
+    for path in (package / "judging" / "oracle.py", package / "judging" / "__init__.py"):
+        with pytest.raises(judgeonly.JudgeOnly, match="somepack.judging"):
+            hook("open", (str(path), "r", 0))  # loaded by its path: refused all the same
+        with pytest.raises(judgeonly.JudgeOnly):
+            hook("open", (path, "r", 0))
+
+
+BY_PATH_42 = (
+    "import importlib.util, pathlib, reference\n"
+    "_where = pathlib.Path(reference.__file__).parents[1] / 'llm_pack' / 'checks'\n"
+    "_spec = importlib.util.spec_from_file_location('mine', _where / 'gpt_reference.py')\n"
+    "_helpers = importlib.util.module_from_spec(_spec)\n"
+    "_spec.loader.exec_module(_helpers)\n"
+    "gpt2_config, model_count = _helpers.gpt2_config, _helpers.model_count\n"
+    + FROM_THE_CHECKS_42.split("\n", 1)[1]
+)
+
+
+def test_loading_the_checks_by_path_is_refused_too(tmp_path, capsys):
+    exercise = grade_42(with_42(tmp_path, BY_PATH_42), capsys)
+    message = exercise["checks"][0]["message"]
+    assert exercise["status"] == "error" and exercise["score"] == 0
+    assert "imports the grader's checks: llm_pack.checks" in message

@@ -241,8 +241,9 @@ def serve(
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
     pack = BY_ID[exercise_id].probes.partition(".")[0].partition(":")[0]
-    hidden = judgeonly.hide(_judge_only(exercise_id))
-    guard = Guard(dispatch, packages=("grader", pack), hidden=hidden)
+    hidden, file_hook = judgeonly.hide(_judge_only(exercise_id))
+    watched = (dispatch,) if file_hook is None else (dispatch, file_hook)
+    guard = Guard(*watched, packages=("grader", pack), hidden=hidden)
     check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
     answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
     closed = wire.ChannelClosed
