@@ -24,8 +24,10 @@ Every key is optional; an unknown key is an error (a typo must not be silently i
     "the check's name" = 1
 
 Command-line options (``-e``, ``--seed``, ``--max-examples``, ``--call-timeout``, ...) override
-the file. ``Settings.fingerprint`` identifies everything that can change a grade: a submission
-graded under other settings is graded again.
+the file. ``Settings.fingerprint`` identifies everything that can change a grade: the settings,
+the grader's version and the code and data of the packs that declare the exercises graded
+(``pack_hash``), so that a check fixed in a pack grades the class again; ``changes`` says in a
+few words what differs between two runs.
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ import dataclasses
 import difflib
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +54,7 @@ UNZIP_KEYS = {"unzip_mb": 64, "unzip_files": 2000}
 LIMIT_TYPES: dict[str, type] = {
     f.name: (int if f.type in ("int", int) else float) for f in dataclasses.fields(Limits)
 }
+SKIPPED = ("__pycache__",)  # in a pack's folder: what Python writes there, not the pack's own
 
 
 class ConfigError(Exception):
@@ -87,8 +92,10 @@ class Settings:
         }
 
     def describe(self) -> dict[str, Any]:
+        """Every setting that can change a grade, as plain data (kept in OUT's meta)."""
         return {
             "grader_version": __version__,
+            "packs": packs_used(self.exercises),
             "exercises": list(self.exercises),
             "seed": self.seed,
             "max_examples": self.max_examples,
@@ -98,6 +105,60 @@ class Settings:
             "unzip_mb": self.unzip_mb,
             "unzip_files": self.unzip_files,
         }
+
+
+@cache
+def pack_hash(folder: Path) -> str:
+    """A SHA-256 of a pack's package folder: every file's path in it and bytes (its code, its
+    ``pack.toml``, its data), not Python's caches nor hidden files. Once per process."""
+    h = hashlib.sha256()
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED and not d.startswith("."))
+        for name in sorted(files):
+            if name.startswith(".") or name.endswith((".pyc", ".pyo")):
+                continue
+            path = Path(top, name)
+            h.update(b"\0file\0" + path.relative_to(folder).as_posix().encode("utf-8", "replace"))
+            try:
+                h.update(b"\0" + path.read_bytes())
+            except OSError as exc:
+                h.update(f"\0unreadable {exc.errno}".encode())
+    return h.hexdigest()
+
+
+def packs_used(exercises: tuple[str, ...]) -> dict[str, str]:
+    """The packs that declare ``exercises``: name -> ``pack_hash`` of its folder."""
+    from grader.shared.packs import packs
+
+    wanted = set(exercises)
+    return {
+        p.name: pack_hash(p.folder) for p in packs() if any(e.id in wanted for e in p.exercises)
+    }
+
+
+def changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """What differs between two ``Settings.describe()``, in words for the instructor (never a
+    value: the seed is the course's secret)."""
+    said = []
+    for key in sorted(set(before) | set(now)):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if key == "packs" and isinstance(old, dict) and isinstance(new, dict):
+            for name in sorted(set(old) | set(new)):
+                if name not in old:
+                    said.append(f"pack {name} is new")
+                elif name not in new:
+                    said.append(f"pack {name} is no longer graded")
+                elif old[name] != new[name]:
+                    said.append(f"pack {name}'s code changed")
+        elif key == "packs":
+            said.append("the packs' code was not recorded")
+        elif key == "grader_version":
+            said.append(f"the grader's version ({old} -> {new})")
+        else:
+            said.append(key.replace("_", " "))
+    return said
 
 
 def _where(source: str, key: str) -> str:

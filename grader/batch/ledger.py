@@ -9,6 +9,13 @@ fingerprint of the current settings, so a batch killed with ``kill -9`` and star
 grades exactly what is missing or changed. The database runs in WAL mode while the batch runs
 and is turned back into a single file when it ends.
 
+File names: ``NAME`` is the submission's name, unless another submission's name is the same to
+a file system that ignores case or Unicode normalization (macOS, Windows, SMB shares:
+``alice`` and ``Alice``, NFC and NFD ``josé``); then each of those gets its name followed by a
+short hash of it (``Alice-3f2a9c01be``), so that two submissions never share a file. The names
+are decided over the whole class (``Ledger.expect``) and stay the same from run to run while
+the class does; the gradebook keeps the real names.
+
 The schema (see docs/batch.md for example queries)::
 
     meta(key, value)
@@ -27,6 +34,9 @@ import json
 import os
 import sqlite3
 import tempfile
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +116,34 @@ def atomic_write(path: Path, data: str | bytes) -> None:
         raise
 
 
+def name_key(name: str) -> str:
+    """``name`` as a file system that ignores case and Unicode normalization sees it (more
+    names share a key than such a system confuses: compatibility forms too, never fewer)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def _suffixed(name: str, salt: int = 0) -> str:
+    data = name.encode("utf-8", "surrogatepass") + (b"\0%d" % salt if salt else b"")
+    return f"{name}-{hashlib.sha256(data).hexdigest()[:10]}"
+
+
+def file_stems(names: Iterable[str]) -> dict[str, str]:
+    """Each submission name -> the stem of its files in OUT: the name itself, or where names
+    share a ``name_key``, each of them followed by a short hash of it; no two stems share a
+    key. A function of the set of names alone, so the same on every run and every shard."""
+    names = sorted(set(names))
+    shared = Counter(name_key(n) for n in names)
+    stems = {n: n if shared[name_key(n)] == 1 else _suffixed(n) for n in names}
+    for salt in range(1, 10):  # a name that is another's stem (alice-<hash>): hash it again
+        shared = Counter(name_key(s) for s in stems.values())
+        clashing = [n for n in names if shared[name_key(stems[n])] > 1]
+        if not clashing:
+            break
+        for n in clashing:
+            stems[n] = _suffixed(n, salt)
+    return stems
+
+
 def connect(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(path, isolation_level=None, timeout=30.0)  # wait for other readers
     db.execute("PRAGMA foreign_keys = ON")
@@ -173,6 +211,7 @@ class Ledger:
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript(SCHEMA)
         self.report_errors: dict[str, str] = {}  # name -> why the renderer failed
+        self._stems: dict[str, str] = {}  # name -> the stem of its files (``expect``)
 
     @property
     def scratch(self) -> Path:
@@ -188,14 +227,27 @@ class Ledger:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
-    def done(self, name: str, content_hash: str, settings_hash: str) -> bool:
-        """Whether ``name`` is graded, from these contents and under these settings."""
+    def expect(self, names: Iterable[str]) -> None:
+        """Name the files of ``names`` (the whole class: every shard's names alike) and of the
+        submissions OUT has rows for, so that no two share a file (``file_stems``)."""
+        rows = [n for (n,) in self.db.execute("SELECT name FROM submissions")]
+        self._stems = file_stems([*names, *rows])
+
+    def stem(self, name: str) -> str:
+        """The stem of ``name``'s files in OUT (``results/STEM.json``, ``reports/STEM.html``)."""
+        if name not in self._stems:  # not expected: named with the others OUT knows
+            self.expect([*self._stems, name])
+        return self._stems[name]
+
+    def done(self, name: str, content_hash: str, settings_hash: str, *others: str) -> bool:
+        """Whether ``name`` is graded, from these contents and under these settings (or one
+        of the ``others`` settings hashes)."""
         row = self.db.execute(
             "SELECT content_hash, settings_hash, result_path, result_sha256 FROM submissions "
             "WHERE name = ?",
             (name,),
         ).fetchone()
-        if row is None or row[0] != content_hash or row[1] != settings_hash:
+        if row is None or row[0] != content_hash or row[1] not in (settings_hash, *others):
             return False
         try:  # the file is the one the row was written with (not one a crash left newer)
             return hashlib.sha256((self.out / row[2]).read_bytes()).hexdigest() == row[3]
@@ -217,7 +269,7 @@ class Ledger:
         back to the student, say "course seed" (``HIDDEN_SEED``); the database keeps the seed.
         """
         name = row["name"]
-        result_path = f"{RESULTS}/{name}.json"
+        result_path = f"{RESULTS}/{self.stem(name)}.json"
         shown = {**result, "seed": HIDDEN_SEED} if hide_seed else result
         text = json.dumps(shown, indent=2) + "\n"
         atomic_write(self.out / result_path, text)
@@ -240,7 +292,7 @@ class Ledger:
 
     def _report(self, name: str, result: dict) -> str | None:
         """Render the report; a renderer that fails costs the report, never the batch."""
-        report_path = f"{REPORTS}/{name}.html"
+        report_path = f"{REPORTS}/{self.stem(name)}.html"
         try:
             return report_path if write_report(result, self.out / report_path) else None
         except Exception as exc:
@@ -273,14 +325,16 @@ class Ledger:
 
     def prune(self, keep: set[str]) -> list[str]:
         """Forget submissions that are no longer in DIR (or in this shard), and delete every
-        file in results/ and reports/ that no row points to (e.g. left by a crash)."""
+        file in results/ and reports/ that no row points to (e.g. left by a crash). A file is
+        kept whose name a file system that ignores case could take for one a row points to:
+        it may be that one."""
         gone = [n for (n,) in self.db.execute("SELECT name FROM submissions") if n not in keep]
         for name in gone:
             self.db.execute("BEGIN IMMEDIATE")
             self.db.execute("DELETE FROM submissions WHERE name = ?", (name,))
             self.db.execute("COMMIT")
         wanted = {
-            self.out / rel
+            name_key(str(self.out / rel))
             for row in self.db.execute("SELECT result_path, report_path FROM submissions")
             for rel in row
             if rel
@@ -290,7 +344,8 @@ class Ledger:
                 continue
             for path in folder.iterdir():
                 leftover = path.name.startswith(".") and path.name.endswith(".tmp")
-                if path.is_file() and (leftover or (folder != self.out and path not in wanted)):
+                unwanted = folder != self.out and name_key(str(path)) not in wanted
+                if path.is_file() and (leftover or unwanted):
                     path.unlink(missing_ok=True)
         return gone
 

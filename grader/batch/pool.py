@@ -18,10 +18,13 @@ recorded as errors to grade again on the next run. A judge process whose parent 
 (``kill -9`` of the batch) exits by itself.
 
 Every submission has a deadline (``judge_deadline``: what its exercises' own limits allow, with
-room to spare). A judge still on a submission past it is killed by this process, the
-submission gets an ``error`` row saying so (not graded again: it would stall again), and the
-submissions the other judges held are graded again in a fresh pool without that counting as
-one of their attempts. Nothing a submission does can stall the batch.
+room to spare). A judge still on a submission past it is killed by this process, and the
+submission gets an ``error`` row that names the exercise and the check it stopped at, with the
+results of the exercises finished before (``grader.batch.deadline``, which the judge notes its
+progress for). It is not graded again under the same deadline (it would stall again), but is
+under another (``Outcome.deadline``). The submissions the other judges held are graded again in
+a fresh pool without that counting as one of their attempts. Nothing a submission does can
+stall the batch.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from grader import pipeline
+from grader.batch import deadline
 from grader.batch import judges as boot  # starts and sets up the judge processes
 from grader.batch.config import Settings
 from grader.batch.entries import Entry, open_entry
@@ -47,7 +51,7 @@ from grader.pipeline import Request, SubmissionError
 
 MAX_ATTEMPTS = 2
 WATCH_S = 1.0  # how often this process looks for a judge past its deadline
-DEADLINE_VARIABLE = "GRADER_JUDGE_DEADLINE_S"  # seconds a judge may take on one submission
+DEADLINE_VARIABLE = deadline.VARIABLE  # seconds a judge may take on one submission
 STARTED = "judge-started"  # in a job's scratch: "PID TIME" of the judge that took it on
 
 
@@ -66,6 +70,7 @@ class Outcome:
     reason: str  # why status is "error" ("" otherwise)
     retry: bool = False  # the grader itself failed: grade this entry again on the next run
     graded: bool = True  # False: the entry could not be read, no student code ran
+    deadline: float | None = None  # the judge was killed after this many seconds
 
 
 def _request(job: Job) -> Request:
@@ -115,17 +120,19 @@ def grade_job(job: Job) -> Outcome:
     job.scratch.mkdir(parents=True, exist_ok=True)
     (job.scratch / STARTED).write_text(f"{os.getpid()} {time.time()}")  # for the watchdog
     try:
-        return _grade_entry(job)
+        with deadline.tracking(job.scratch / deadline.PROGRESS) as tracker:
+            return _grade_entry(job, tracker)
     finally:
         shutil.rmtree(job.scratch, ignore_errors=True)
 
 
-def _grade_entry(job: Job) -> Outcome:
+def _grade_entry(job: Job, tracker: deadline.Tracker) -> Outcome:
     settings = job.settings
     try:
         submission = open_entry(
             job.entry, job.scratch / "unpacked", settings.unzip_mb * 2**20, settings.unzip_files
         )
+        tracker.opened(submission)
     except SubmissionError as exc:
         return not_graded(job, str(exc))
     except Exception as exc:  # a bug of ours, not the student's: grade it again next time
@@ -140,6 +147,30 @@ def _grade_entry(job: Job) -> Outcome:
     reason = "; ".join(problems.values())
     status = "error" if reason else ("passed" if result.all_passed else "failed")
     return Outcome(job.entry.name, result.to_dict(), status, reason)
+
+
+def gave_up(job: Job, seconds: float) -> Outcome:
+    """The outcome of a job whose judge was killed after ``seconds``: what it noted of its
+    progress (``grader.batch.deadline``) makes the result; the row is graded again only under
+    another deadline."""
+    settings = job.settings
+    progress = deadline.read(job.scratch / deadline.PROGRESS)
+    try:
+        exercises = deadline.graded_exercises(list(settings.exercises), settings.max_scores)
+        results, reason = deadline.given_up(exercises, settings.check_points, progress, seconds)
+    except Exception:  # a bug of ours: the row says less, the batch goes on
+        resilience.set_label(job.entry.name)
+        resilience.log_trace("reading the progress of a judge past its deadline")
+        return replace(not_graded(job, f"the grader gave up on it after {seconds:g} s"),
+                       deadline=seconds)  # fmt: skip
+    base = not_graded(job, reason)
+    result = {
+        **base.result,
+        "score": round(sum(r.score for r in results), 6),
+        "max_score": sum(r.max_score for r in results),
+        "exercises": [asdict(r) for r in results],
+    }
+    return replace(base, result=result, graded=progress.opened, deadline=seconds)
 
 
 def _terminate(pool: ProcessPoolExecutor) -> None:
@@ -194,8 +225,7 @@ def run_jobs(
                         os.kill(pid, signal.SIGKILL)
                     except OSError:
                         pass
-                    seconds = judge_deadline(job.settings)
-                    on_outcome(not_graded(job, f"the grader gave up on it after {seconds:g} s"))
+                    on_outcome(gave_up(job, judge_deadline(job.settings)))
                 for future in sorted(done, key=lambda f: futures[f].entry.name):
                     job = futures[future]
                     if job.entry.name in given_up:

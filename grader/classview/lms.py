@@ -16,6 +16,15 @@ Three formats (docs/batch.md, "Sending grades to the LMS", says where each was r
 
 A grade item is an exercise (``ID title``) or the total (``Options.total_name``), in points or
 percent. A submission that could not be graded (status error) gets no grade rather than a zero.
+
+Text a spreadsheet would run as a formula (starting ``=``, ``+``, ``-``, ``@``) is quoted with
+``'`` in a ``csv``, as in gradebook.csv. An LMS file cannot quote its identifier so: Moodle
+looks the user up by the exact value (and stops the whole import at one it does not know),
+Canvas by the exact SIS or login id, and neither strips a ``'``. So a student whose identifier
+starts so, or holds control characters, gets no row in a ``moodle`` or ``canvas`` file, and the
+export lists them (``unusable_identifier``) for their grade to be entered by hand. Names, which
+no import matches exactly first, are written with control characters spelled out (``\x1b``):
+the file may be printed on a terminal.
 """
 
 from __future__ import annotations
@@ -28,7 +37,8 @@ from dataclasses import dataclass, field, replace
 
 from grader.batch.ledger import exercise_ids
 from grader.classview.roster import Match, Roster, Student
-from grader.shared.csvtext import cell, number
+from grader.shared.csvtext import FORMULA_STARTS, cell, number
+from grader.shared.safetext import one_line, safe_text
 
 FORMATS = ("moodle", "canvas", "csv")
 ITEMS = ("both", "exercises", "total")
@@ -38,6 +48,7 @@ CANVAS_ID_COLUMNS = {"id": "ID", "sis_user_id": "SIS User ID", "sis_login_id": "
 CANVAS_STUDENT_COLUMNS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MOODLE_NO_GRADE = "-"
 MOODLE_MAX_GRADE = 100  # Moodle's import refuses more unless unlimitedgrades/gradepointmax
+NAME_LIMIT = 500  # characters of a roster's name written in a file
 
 
 @dataclass
@@ -112,6 +123,24 @@ def default_id_column(fmt: str, students: list[Student]) -> str | None:
     return None
 
 
+def unusable_identifier(identifier: str) -> str | None:
+    """Why ``identifier`` cannot go into a Moodle or Canvas file as it is; None when it can."""
+    if identifier.startswith(FORMULA_STARTS):
+        return (
+            f"its identifier starts with {identifier[0]!r}: a spreadsheet would run it as a "
+            "formula, and quoted with ' the LMS would not find the student"
+        )
+    if safe_text(identifier, None) != identifier or "\t" in identifier or "\n" in identifier:
+        return "its identifier holds control characters, which no LMS's identifiers have"
+    return None
+
+
+def shown_name(name: str) -> str:
+    """A roster's name as a file holds it: one line, control characters spelled out, quoted
+    if a spreadsheet would run it."""
+    return cell(one_line(name, NAME_LIMIT))
+
+
 def _items(grades: ClassGrades, options: Options) -> list[tuple[str | None, str]]:
     """(exercise id, or None for the total; the column's name in an LMS file)."""
     items: list[tuple[str | None, str]] = []
@@ -155,22 +184,31 @@ def _points_possible(grades: ClassGrades, item: str | None, options: Options) ->
 
 def render(
     grades: ClassGrades, roster: Roster, matched: Match, options: Options
-) -> tuple[str, int]:
-    """The file the LMS imports (``options.format``), students in roster order; and how many
-    students it has a row for."""
+) -> tuple[str, int, list[tuple[Student, str]]]:
+    """The file the LMS imports (``options.format``), students in roster order; how many
+    students it has a row for; and the students left out of an LMS file, each with why
+    (``unusable_identifier``)."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     items = _items(grades, options)
     submission_of = {s.identifier: name for name, s in matched.whose.items()}
     absent = {s.identifier for s in matched.no_submission}
     ambiguous = {s.identifier for s, _ in matched.ambiguous}
-    exported = [
+    wanted = [
         (s, submission_of.get(s.identifier))
         for s in roster.students
         if s.identifier in submission_of
         or (options.zero_missing and s.identifier in absent)
         or options.format == "csv"
     ]
+    refused: list[tuple[Student, str]] = []
+    exported = []
+    for student, name in wanted:
+        why = unusable_identifier(student.identifier) if options.format != "csv" else None
+        if why is None:
+            exported.append((student, name))
+        else:
+            refused.append((student, why))
     if options.format == "moodle":
         id_column = MOODLE_ID_COLUMNS[options.id_column or "email"]
         writer.writerow([id_column, *(name for _, name in items)])
@@ -187,7 +225,7 @@ def render(
         )  # fmt: skip
         for student, name in exported:
             graded = grades.rows.get(name) if name else None
-            who = [cell(student.name or student.identifier), "", "", "", ""]
+            who = [shown_name(student.name or student.identifier), "", "", "", ""]
             who[where] = student.identifier
             values = [_value(grades, graded, item, options) for item, _ in items]
             writer.writerow([*who, *(_shown(v) for v in values)])
@@ -206,6 +244,6 @@ def render(
             if total:
                 out_of = 100.0 if options.percent else grades.max_total
                 values += [_shown(_value(grades, graded, None, own)), number(out_of)]
-            writer.writerow([cell(student.identifier), cell(student.name), cell(name or ""),
-                             *values, status])  # fmt: skip
-    return buf.getvalue(), len(exported)
+            writer.writerow([shown_name(student.identifier), shown_name(student.name),
+                             cell(name or ""), *values, status])  # fmt: skip
+    return buf.getvalue(), len(exported), refused

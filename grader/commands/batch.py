@@ -1,9 +1,12 @@
 """``grade batch DIR -o OUT``: grade every submission in DIR, in parallel, resumably.
 
-Writes, in OUT: ``results/NAME.json`` (schema 1) and ``reports/NAME.html`` per submission,
-``gradebook.csv``, ``gradebook.sqlite``, ``similarity.csv`` and ``index.html`` (the class
-dashboard). Run the same command again after a crash and it grades only what is missing or
-has changed since.
+Writes, in OUT: ``results/NAME.json`` (schema 1) and ``reports/NAME.html`` per submission
+(``NAME`` made unique where a file system ignoring case would confuse two: see
+``grader.batch.ledger``), ``gradebook.csv``, ``gradebook.sqlite``, ``similarity.csv`` and
+``index.html`` (the class dashboard). Run the same command again after a crash and it grades
+only what is missing or has changed since: other contents, other settings (the packs' code
+included: the line before the progress says what changed), or a row the grader gave up on
+under another deadline.
 
 Exit status: 0 when every submission was graded, 1 when some could not be (rows with status
 error), 2 on a usage error or a failure of the grader itself. A failure of the grader on one
@@ -14,6 +17,7 @@ the batch; its traceback goes to ``OUT/grader-errors.log``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -110,17 +114,20 @@ def settings_from(args: argparse.Namespace):
 
 
 def select_entries(args: argparse.Namespace, config_path: Path | None):
+    """The entries to grade, the shard (``K/N`` or None) and every entry's name in DIR (each
+    shard names OUT's files over the whole class)."""
     from grader.batch.entries import ShardError, discover, parse_shard, shard
 
     skip = (args.out,) + ((config_path,) if config_path else ())
     entries = discover(args.dir, skip)
+    names = [e.name for e in entries]
     if args.shard is None:
-        return entries, None
+        return entries, None, names
     try:
         k, n = parse_shard(args.shard)
     except ShardError as exc:
         raise UsageError(str(exc)) from None
-    return shard(entries, k, n), f"{k}/{n}"
+    return shard(entries, k, n), f"{k}/{n}", names
 
 
 def entry_hash(entry, content_hash) -> str:
@@ -189,6 +196,44 @@ def finish(ledger, title: str) -> None:
     write_dashboard(ledger.db, ledger.out / "index.html", title)
 
 
+def graded_again(
+    ledger, names: set[str], before: str | None, settings, deadline_now: float
+) -> list[str]:
+    """Why rows of OUT for ``names`` are graded again, in a line each: other settings than
+    the run that wrote them (``before``, its settings as kept in meta), or a row the grader
+    gave up on under another deadline than ``deadline_now``."""
+    from grader.batch.config import changes
+    from grader.batch.deadline import deadline_hash
+
+    fingerprint = settings.fingerprint()
+    stale, timed = 0, {}
+    for name, kept in ledger.db.execute("SELECT name, settings_hash FROM submissions"):
+        if name not in names:
+            continue
+        hashed, _, seconds = kept.partition("@deadline=")
+        if hashed != fingerprint:
+            stale += 1
+        elif seconds and kept != deadline_hash(fingerprint, deadline_now):
+            timed[seconds] = timed.get(seconds, 0) + 1
+    lines = []
+    if stale:
+        try:
+            said = changes(json.loads(before or "{}"), settings.describe())
+        except (ValueError, AttributeError):
+            said = []
+        lines.append(
+            f"settings changed since the last run into {ledger.out} "
+            f"({'; '.join(said) or 'not recorded'}): {stale} submission"
+            f"{'s' if stale != 1 else ''} graded again"
+        )
+    for seconds, count in sorted(timed.items()):
+        lines.append(
+            f"{count} submission{'s' if count != 1 else ''} the grader gave up on after "
+            f"{seconds} s graded again (the deadline is now {deadline_now:g} s)"
+        )
+    return lines
+
+
 def summary_line(db) -> tuple[str, int]:
     counts = dict(db.execute("SELECT status, COUNT(*) FROM submissions GROUP BY status"))
     total = sum(counts.values())
@@ -211,7 +256,7 @@ def main(argv: list[str]) -> int:
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"{args.out}: exists and is not a folder")
     settings, config_path, seed_source = settings_from(args)
-    entries, shard_text = select_entries(args, config_path)
+    entries, shard_text, class_names = select_entries(args, config_path)
     if shard_text and seed_source is None:
         from grader.batch.course_seed import shard_needs_seed
 
@@ -224,18 +269,25 @@ def main(argv: list[str]) -> int:
         close_default_server()
 
     from grader.batch.course_seed import settle
+    from grader.batch.deadline import deadline_hash
     from grader.batch.entries import content_hash
     from grader.batch.ledger import Ledger
-    from grader.batch.pool import Job, run_jobs
+    from grader.batch.pool import Job, judge_deadline, run_jobs
     from grader.batch.progress import Progress
 
     ledger = Ledger(args.out)
     settings, seed = settle(settings, seed_source, ledger)
     fingerprint = settings.fingerprint()
+    deadline_now = judge_deadline(settings)
+    before = ledger.meta_value("settings")
+    for line in graded_again(ledger, {e.name for e in entries}, before, settings, deadline_now):
+        print(line, flush=True)
     ledger.set_meta(settings.ledger_meta(shard_text or ""))
+    ledger.expect(class_names)
     shutil.rmtree(ledger.scratch, ignore_errors=True)
     hashes = {e.name: entry_hash(e, content_hash) for e in entries}
-    todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
+    given_up = deadline_hash(fingerprint, deadline_now)  # a row it gave up on, this deadline
+    todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint, given_up)]
     by_name = {e.name: e for e in entries}
     progress = Progress(len(entries), len(entries) - len(todo))
 
@@ -245,7 +297,8 @@ def main(argv: list[str]) -> int:
         row.update(
             name=entry.name, source=safe_name(entry.path.name), kind=entry.kind,
             content_hash=None if row.pop("retry") else hashes[entry.name],
-            settings_hash=fingerprint,
+            settings_hash=fingerprint if outcome.deadline is None
+            else deadline_hash(fingerprint, outcome.deadline),
         )  # fmt: skip
         record_safely(ledger, row, result, hide_seed=seed.hidden)
         progress.update(entry.name, row["status"], result["score"], result["max_score"], shown)
@@ -253,7 +306,7 @@ def main(argv: list[str]) -> int:
     trace_log = os.environ.get(TRACE_LOG_ENV)
     os.environ[TRACE_LOG_ENV] = str((args.out / TRACE_LOG).resolve())  # judge processes inherit
     try:
-        jobs_list = [Job(e, ledger.scratch / e.name, settings) for e in todo]
+        jobs_list = [Job(e, ledger.scratch / ledger.stem(e.name), settings) for e in todo]
         run_jobs(jobs_list, jobs, settings.sandbox, record)
     finally:
         progress.close()

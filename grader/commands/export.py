@@ -5,7 +5,9 @@ exercise and in total.
 
 The file goes to stdout, or to ``-o FILE``; what could not be joined (submissions with no
 roster entry, roster entries with no submission, an entry that fits two submissions,
-submissions that could not be graded) is listed on stderr (on stdout with ``-o``). Exit
+submissions that could not be graded, students whose identifier cannot go into an LMS file as
+it is: ``grader.classview.lms.unusable_identifier``) is listed on stderr (on stdout with
+``-o``), every roster text with its control characters spelled out. Exit
 status: 0 when the file is written, 2 on a usage error (no gradebook in OUT, a missing roster,
 a roster without the expected columns).
 """
@@ -119,8 +121,9 @@ def _listing(stream: TextIO, title: str, lines: list[str]) -> None:
         print(f"  {one_line(line, 300)}", file=stream)
 
 
-def report(stream: TextIO, grades, roster, matched, written: int) -> None:
-    """What was exported, and every submission or student that was not joined."""
+def report(stream: TextIO, grades, roster, matched, written: int, refused=()) -> None:
+    """What was exported, and every submission or student that was not joined or not
+    exported (``refused``: student, why)."""
     from grader.classview.roster import CLASSROOM
 
     def who(student) -> str:
@@ -143,6 +146,11 @@ def report(stream: TextIO, grades, roster, matched, written: int) -> None:
         "roster entries that fit several submissions (not exported: rename one, or use a "
         "folder,identifier roster)",
         [f"{who(s)}: {', '.join(names)}" for s, names in matched.ambiguous],
+    )
+    _listing(
+        stream,
+        "roster entries not exported (enter their grade by hand, or fix the identifier)",
+        [f"{who(s)}: {why}" for s, why in refused],
     )
     _listing(
         stream,
@@ -182,7 +190,7 @@ def main(argv: list[str]) -> int:
         id_column=args.id_column or lms.default_id_column(args.format, roster.students),
         zero_missing=args.zero_missing,
     )
-    text, written = lms.render(grades, roster, matched, options)
+    text, written, refused = lms.render(grades, roster, matched, options)
     if args.format == "moodle" and not args.percent and grades.max_total > lms.MOODLE_MAX_GRADE:
         print(
             f"grade export: note: the total is out of {grades.max_total:g} points; Moodle refuses "
@@ -193,12 +201,12 @@ def main(argv: list[str]) -> int:
     if args.output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
-        report(sys.stderr, grades, roster, matched, written)
+        report(sys.stderr, grades, roster, matched, written, refused)
     else:
         try:
             atomic_write(args.output, text)
         except OSError as exc:
             raise UsageError(f"{args.output}: cannot be written ({exc.strerror or exc})") from None
-        report(sys.stdout, grades, roster, matched, written)
+        report(sys.stdout, grades, roster, matched, written, refused)
         print(f"written: {args.output} ({args.format})", file=sys.stdout)
     return EXIT_PASSED

@@ -1,8 +1,10 @@
 """``grade merge OUT1 OUT2 ... -o OUT``: combine the OUT folders of ``grade batch --shard``
 runs into one gradebook (CSV and SQLite), one dashboard, and every result and report.
 
-The shards must have been graded with the same settings (grading.toml, options and grader
-version); a submission found in two shards must be the same one (same content hash). Merging
+The shards must have been graded with the same settings (grading.toml, options, grader
+version and the packs' code); a submission found in two shards must be the same one (same
+content hash). Results and reports are named over the merged class as ``grade batch`` names
+them (``grader.batch.ledger.file_stems``: no two share a file where case is ignored). Merging
 is repeatable: OUT is rebuilt from the shards each time.
 """
 
@@ -53,16 +55,41 @@ def _open_shard(folder: Path) -> tuple[sqlite3.Connection, dict[str, str]]:
 
 
 def _check_same_settings(metas: list[tuple[Path, dict[str, str]]]) -> None:
+    from grader.batch.config import changes
+
     first_path, first = metas[0]
     for path, meta in metas[1:]:
         if meta["settings_hash"] != first["settings_hash"]:
             a, b = json.loads(first["settings"]), json.loads(meta["settings"])
-            differ = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
             raise UsageError(
                 f"{path} and {first_path} were graded with different settings "
-                f"({', '.join(differ)}); grade every shard with the same grading.toml, "
-                "options and grader version"
+                f"({'; '.join(changes(a, b)) or 'not recorded'}); grade every shard with the "
+                "same grading.toml, options, grader version and packs"
             )
+
+
+def _copy_files(db: sqlite3.Connection, out: Path, folder_of: dict[str, Path]) -> None:
+    """Copy each submission's result and report from its shard, named over the merged class
+    (``file_stems``), and point its row at them."""
+    from grader.batch.ledger import REPORTS, RESULTS, atomic_write, file_stems
+
+    rows = db.execute("SELECT name, result_path, report_path FROM submissions").fetchall()
+    stems = file_stems(name for name, _, _ in rows)
+    db.execute("BEGIN")
+    for name, result_path, report_path in rows:
+        wanted = {result_path: f"{RESULTS}/{stems[name]}.json"}
+        if report_path:
+            wanted[report_path] = f"{REPORTS}/{stems[name]}.html"
+        for rel, target in wanted.items():
+            src = folder_of[name] / rel
+            if not src.is_file():
+                raise UsageError(f"{src}: missing (the shard's OUT folder is incomplete)")
+            atomic_write(out / target, src.read_bytes())
+        db.execute(
+            "UPDATE submissions SET result_path = ?, report_path = ? WHERE name = ?",
+            (wanted[result_path], wanted.get(report_path) if report_path else None, name),
+        )
+    db.execute("COMMIT")
 
 
 def main(argv: list[str]) -> int:
@@ -75,7 +102,7 @@ def main(argv: list[str]) -> int:
     _check_same_settings([(folder, meta) for folder, _, meta in opened])
 
     from grader.analysis import answers
-    from grader.batch.ledger import DB_NAME, SCHEMA, Ledger, atomic_write, connect
+    from grader.batch.ledger import DB_NAME, SCHEMA, Ledger, connect
     from grader.commands.batch import finish, summary_line
 
     owner: dict[str, tuple[Path, str | None]] = {}
@@ -112,17 +139,9 @@ def main(argv: list[str]) -> int:
                 f"WHERE {key} IN (SELECT name FROM wanted)"
             )
         answers.copy_from(db, "shard", "wanted")  # compared again over the merged class
-        rel_paths = db.execute(
-            "SELECT result_path, report_path FROM shard.submissions "
-            "WHERE name IN (SELECT name FROM wanted)"
-        ).fetchall()
         db.execute("COMMIT")
         db.execute("DETACH DATABASE shard")
-        for rel in (r for pair in rel_paths for r in pair if r):
-            src = folder / rel
-            if not src.is_file():
-                raise UsageError(f"{src}: missing (the shard's OUT folder is incomplete)")
-            atomic_write(out / rel, src.read_bytes())
+    _copy_files(db, out, {name: folder for name, (folder, _) in owner.items()})
     db.close()
     for old in ("-wal", "-shm"):
         (out / (DB_NAME + old)).unlink(missing_ok=True)
