@@ -1,11 +1,12 @@
 """Every correct answer in the corpus gets full marks; every wrong one loses points on its
-exercise, in the checks its header names, with the hints it names (and not the ones it rules
-out: a hint chosen by the kind of failure, never a misleading one)."""
+exercise, in the checks its header names, with the hints and messages it names (and not the
+hints it rules out: a hint chosen by the kind of failure, never a misleading one). The rules
+are ``grader.authoring.corpus.problems``, the ones ``grade check-pack`` applies."""
 
 import pytest
 from support import corpus_cases, grade_folder, make_submission
 
-from grader.result.common import parse_message
+from grader.authoring.corpus import problems
 
 CASES = corpus_cases()
 
@@ -15,21 +16,27 @@ def test_corpus_case(case, tmp_path):
     folder = make_submission(tmp_path / "sub", {case.exercise_id: case.path})
     result = grade_folder(folder, [case.exercise_id])
     (ex,) = result.exercises
-    failing = [c.name for c in ex.checks if not c.passed]
-    if case.correct:
-        assert ex.score == ex.max_score, f"a correct answer lost points: {failing}\n" + "\n".join(
-            c.message for c in ex.checks if not c.passed
-        )
-        assert ex.status == "passed"
-    else:
-        assert ex.score < ex.max_score, "a wrong answer got full marks"
-        assert ex.status in ("failed", "error", "timeout")
-        for expected in case.expect_failing:
-            assert any(expected in name for name in failing), (
-                f"expected a failing check matching {expected!r}; failing: {failing}"
-            )
-        hints = {c.name: parse_message(c.message).hint for c in ex.checks if not c.passed}
-        for wanted in case.expect_hint:
-            assert all(wanted in hint for hint in hints.values()), (wanted, hints)
-        for unwanted in case.expect_no_hint:
-            assert not any(unwanted in hint for hint in hints.values()), (unwanted, hints)
+    found = problems(case, ex)
+    assert not found, (
+        "\n".join(found) + "\n" + "\n".join(c.message for c in ex.checks if not c.passed)
+    )
+
+
+def test_the_rules_fail_what_they_must():
+    """``problems`` itself: a wrong answer's header that its result does not bear out."""
+    from grader.authoring.corpus import CorpusCase
+    from grader.result.schema import CheckResult, ExerciseResult
+
+    def result(score, message="values differ\nHint: divide the logits"):
+        check = CheckResult("sampled tokens follow softmax", score, 10.0, score == 10.0, message)
+        status = "passed" if score == 10.0 else "failed"
+        return ExerciseResult("5.1", "t", score, 10.0, status, [check])
+
+    wrong = CorpusCase("5.1", CASES[0].path, False, ("softmax",), ("divide",), (), ("differ",))
+    assert problems(wrong, result(0.0)) == []
+    assert problems(wrong, result(10.0)) == ["a wrong answer got full marks (10/10)"]
+    told = CorpusCase("5.1", CASES[0].path, False, (), (), ("divide",), ("imports the grader's",))
+    assert problems(told, result(0.0)) == [
+        "expect-message: \"imports the grader's\" is in no failing check's message",
+        "expect-no-hint: 'divide' is in the hint of sampled tokens follow softmax",
+    ]

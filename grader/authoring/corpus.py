@@ -9,6 +9,7 @@ header says more, one line each, anywhere in the file::
     # expect-failing: <part of a check's name>     that check fails (repeatable)
     # expect-hint: <words>                         every failing check's hint says them
     # expect-no-hint: <words>                      no failing check's hint says them
+    # expect-message: <words>                      some failing check's message says them
 
 ``grade check-pack`` and the project's own tests read the corpus here: one parser.
 """
@@ -24,7 +25,7 @@ from grader.result.common import parse_message
 from grader.result.schema import ExerciseResult
 from grader.shared.packs import Exercise
 
-HEADERS = ("failing", "hint", "no-hint")
+HEADERS = ("failing", "hint", "no-hint", "message")
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class CorpusCase:
     expect_failing: tuple[str, ...]
     expect_hint: tuple[str, ...] = ()  # in the hint of every failing check
     expect_no_hint: tuple[str, ...] = ()  # in the hint of no failing check
+    expect_message: tuple[str, ...] = ()  # in the message of some failing check
 
     @property
     def id(self) -> str:
@@ -43,7 +45,7 @@ class CorpusCase:
 
 def headers(text: str) -> dict[str, tuple[str, ...]]:
     """The ``# expect-<key>: value`` lines of an answer, by key (``failing``, ``hint``,
-    ``no-hint``), values stripped, in order."""
+    ``no-hint``, ``message``), values stripped, in order."""
     return {
         key: tuple(m.strip() for m in re.findall(rf"^# expect-{key}:(.*)$", text, re.M))
         for key in HEADERS
@@ -59,6 +61,7 @@ def read_case(exercise_id: str, path: Path) -> CorpusCase:
         expect["failing"],
         expect["hint"],
         expect["no-hint"],
+        expect["message"],
     )
 
 
@@ -102,6 +105,10 @@ def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
         missing = [name for name, hint in hints.items() if wanted not in hint]
         if missing:
             found.append(f"expect-hint: {wanted!r} is not in the hint of {'; '.join(missing)}")
+    messages = [c.message for c in exercise.checks if not c.passed]
+    for wanted in case.expect_message:
+        if not any(wanted in message for message in messages):
+            found.append(f"expect-message: {wanted!r} is in no failing check's message")
     for unwanted in case.expect_no_hint:
         saying = [name for name, hint in hints.items() if unwanted in hint]
         if saying:

@@ -1,6 +1,7 @@
 """Takes the configs and the counts from the grader's own checks (llm_pack.checks), which no
 answer may import: every worker refuses it, with one line naming the import."""
 # expect-failing: GPT2_CONFIGS
+# expect-message: imports the grader's checks: llm_pack.checks
 
 from llm_pack.checks.gpt_reference import gpt2_config, model_count
 

@@ -1,6 +1,7 @@
 """Builds its models with the grader's own helpers (llm_pack.checks.gpt_reference), which
 compute what the checks expect; no answer may import them: every worker refuses it."""
 # expect-failing: state_dict keys
+# expect-message: imports the grader's checks: llm_pack.checks
 
 from llm_pack.checks import gpt_reference
 from reference import GPT_CONFIG_124M

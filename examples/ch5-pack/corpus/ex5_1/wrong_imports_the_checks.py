@@ -4,5 +4,6 @@ worker refuses the import, so the answer gets 0 and every check says "importing 
 failed: imports the grader's checks: llm_ch5_pack.checks ..."."""
 # expect-failing: with temperature 0.0 (any top_k) generate is greedy
 # expect-failing: sampled tokens follow softmax
+# expect-message: imports the grader's checks: llm_ch5_pack.checks
 
 from llm_ch5_pack.checks.decoding import generate  # noqa: F401

@@ -4,5 +4,6 @@ every check says "importing your file failed: imports the grader's checks: llm_c
 ...". (A student may import it in their own Python to compare with; an answer may not.)"""
 # expect-failing: with temperature 0.0 (any top_k) generate is greedy
 # expect-failing: sampled tokens follow softmax
+# expect-message: imports the grader's checks: llm_ch5_pack.oracle
 
 from llm_ch5_pack.oracle import generate  # noqa: F401
