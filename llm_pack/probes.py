@@ -4,6 +4,8 @@ they import the grader's probe library and the reference, never the judge or hyp
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from torch import nn
 
@@ -49,21 +51,66 @@ def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: di
 # --- 3.2, 3.3 --------------------------------------------------------------------------------
 
 
+def _state_bytes(m: nn.Module) -> int:
+    """The bytes of ``m``'s state_dict() tensors: what describing it with values would send."""
+    return sum(
+        v.numel() * v.element_size() for v in m.state_dict().values() if isinstance(v, torch.Tensor)
+    )
+
+
+def structure(m: nn.Module, state_bytes: int) -> dict:
+    """A few numbers that say what a module is, however big: its parameter count, its three
+    largest parameters (name and shape) and its first parts (name and class)."""
+    params = list(m.named_parameters())
+    largest = sorted(params, key=lambda item: item[1].numel(), reverse=True)[:3]
+    parts = [
+        [name, type(child).__name__] for name, child in itertools.islice(m.named_children(), 8)
+    ]
+    return plain(
+        {
+            "state_bytes": state_bytes,
+            "parameters": sum(p.numel() for _, p in params),
+            "largest": [[name, list(p.shape)] for name, p in largest],
+            "parts": parts,
+        },
+        "your module's structure",
+    )
+
+
+def _built(state: dict, m, max_state_bytes: int | None) -> dict:
+    """The reply to a build: the module kept for later calls, and its description with its
+    state; a module whose state is over ``max_state_bytes`` (the judge's bound, far above any
+    right answer) is not kept, and only its ``structure`` goes back: its state could be more
+    than a reply may carry."""
+    if max_state_bytes is not None and isinstance(m, nn.Module):
+        size = _state_bytes(m)
+        if size > max_state_bytes:
+            description = {"is_module": True, "class": type(m).__name__}
+            return {"handle": None, "module": {**description, "too_big": structure(m, size)}}
+    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
+
+
 def _build_wrapper(
-    module, state, d_in: int, context_length: int, dropout: float | None, seed: int | None = None
+    module,
+    state,
+    d_in: int,
+    context_length: int,
+    dropout: float | None,
+    seed: int | None = None,
+    max_state_bytes: int | None = None,
 ):
     """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
     (the function's own default is used)."""
     rate = () if dropout is None else (dropout,)
     with seeded(seed):  # the reproduce snippet seeds torch the same way before building
         m = module.make_2d_wrapper(d_in, context_length, *rate)
-    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
+    return _built(state, m, max_state_bytes)
 
 
-def _build_gpt2_attention(module, state, seed: int | None = None):
+def _build_gpt2_attention(module, state, seed: int | None = None, max_state_bytes=None):
     with seeded(seed):
         m = module.gpt2_small_attention()
-    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
+    return _built(state, m, max_state_bytes)
 
 
 # --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------

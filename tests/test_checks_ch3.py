@@ -7,6 +7,7 @@ once per worker."""
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,7 @@ from grader.protocol import wire
 from grader.protocol.limits import Limits
 from grader.worker import probes
 from grader.worker.probes import describe_module
-from llm_pack.checks import ex3_1, ex3_2, ex3_3
+from llm_pack.checks import ex3_1, ex3_2, ex3_3, too_big
 from llm_pack.checks.attention_rebuild import (
     MAX_HEADS,
     judge_input,
@@ -363,3 +364,70 @@ def test_wrapper_rebuild_refuses_absurd_head_counts_without_building_them():
     description = {"class": "Huge", "state": state, "dropouts": {}}
     with pytest.raises(CheckFailed, match=f"has {MAX_HEADS + 1} heads"):
         rebuild_wrapper(description, "the module")
+
+
+# --- modules too big to be the answer ----------------------------------------------------------
+
+
+def test_too_big_bound_lies_between_the_largest_right_answer_and_the_wire_cap():
+    largest = MultiHeadAttention(768, 768, 1024, 0.0, 12, qkv_bias=True)
+    state = sum(v.numel() * v.element_size() for v in largest.state_dict().values())
+    assert 4 * state < too_big.STATE_BOUND <= wire.MAX_MESSAGE_BYTES // 2
+    for bias in (False, True):
+        mha = MultiHeadAttention(5, 6, 3, 0.0, 2, qkv_bias=bias)
+        wrapper = MultiHeadAttentionWrapper(5, 1, 3, 0.0, 2, qkv_bias=bias)
+        assert too_big.mha_parameters(5, 6, bias) == sum(p.numel() for p in mha.parameters())
+        assert too_big.wrapper_parameters(5, 1, 2, bias) == sum(
+            p.numel() for p in wrapper.parameters()
+        )
+    assert ex3_3.ASKED == (
+        "a MultiHeadAttention(768, 768, 1024, 0.0, 12) has 2,360,064 (2,362,368 with qkv_bias)"
+    )
+
+
+def test_3_3_a_whole_gpt_model_fails_with_what_it_is_not_an_error(graded):
+    _, result = graded("3.3", "wrong_whole_gpt_model")
+    assert result.status == "failed" and result.score == 0
+    for check in result.checks:
+        assert check.message.startswith(
+            "your gpt2_small_attention() returned a GPTModel with 163,009,536 parameters; a "
+            "MultiHeadAttention(768, 768, 1024, 0.0, 12) has 2,360,064 (2,362,368 with "
+            "qkv_bias). Its largest parameters: tok_emb.weight (50257, 768), out_head.weight "
+            "(50257, 768)"
+        ), check.message
+        assert "trf_blocks (Sequential)" in check.message
+
+
+BIG_WRAPPER = """
+from torch import nn
+
+def make_2d_wrapper(d_in, context_length, dropout=0.0):
+    return nn.Sequential(nn.Linear(d_in, 300), nn.Linear(300, 2))
+"""
+
+
+def test_3_2_a_module_over_the_bound_is_described_built_once_and_fails_every_check(
+    tmp_path, monkeypatch
+):
+    """The bound is lowered here so that a small module is over it: the worker keeps nothing
+    and sends its structure, every check fails saying what came back, and the module is
+    built once per worker whatever the examples and checks."""
+    answer = tmp_path / "big.py"
+    answer.write_text(BIG_WRAPPER)
+    monkeypatch.setattr(too_big, "STATE_BOUND", 1000)
+    worker = InProcessWorker("3.2", answer)
+    results = [run_check(c, worker, "3.2", 1, 3) for c in ex3_2.CHECKS]
+    assert not any(r.passed for r in results)
+    assert worker.calls == ["build"] and worker.state == {}
+    first = results[0].message
+    assert re.search(
+        r"returned a Sequential with [\d,]+ parameters; a MultiHeadAttentionWrapper\(", first
+    )
+    assert "num_heads=2) has " in first and "Its largest parameters: " in first
+    assert "0.weight (300, " in first and "1.weight (2, 300)" in first
+    assert "its parts: 0 (Linear), 1 (Linear)" in first
+    # Under the bound, the same module is described with its state, as before.
+    monkeypatch.setattr(too_big, "STATE_BOUND", 10**6)
+    other = InProcessWorker("3.2", answer)
+    reply = other.call("build", d_in=2, context_length=3, dropout=0.0, max_state_bytes=10**6)
+    assert reply["handle"] == 0 and "state" in reply["module"]

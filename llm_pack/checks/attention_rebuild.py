@@ -28,6 +28,7 @@ from grader.judge.properties import (
     tensor_text,
 )
 from grader.shared.torchseed import seeded
+from llm_pack.checks import too_big
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the
@@ -67,15 +68,27 @@ def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> A
         ) from None
 
 
-def build_student(worker: WorkerHandle, call: str, **args: Any) -> dict:
-    """Build the student's module in the worker: ``{"handle", "module": description}``."""
-    reply = call_student(worker, "build", f"calling {call} failed", **args)
-    if not reply["module"]["is_module"]:
-        kind = hints.returned(reply["module"]["class"])
-        raise CheckFailed(
-            f"{call} returned a {reply['module']['class']}, not a torch.nn.Module", kind
-        )
-    return reply
+def build_student(worker: WorkerHandle, call: str, asked: str = "", **args: Any) -> dict:
+    """Build the student's module in the worker: ``{"handle", "module": description}``.
+
+    A module too big to be the answer (``llm_pack.checks.too_big``) fails, saying what it is
+    and what the exercise asks for (``asked``), and is not built again in this worker."""
+    message = too_big.refused(worker)
+    if message is None:
+        bound = too_big.STATE_BOUND
+        what = f"calling {call} failed"
+        reply = call_student(worker, "build", what, max_state_bytes=bound, **args)
+        if not reply["module"]["is_module"]:
+            kind = hints.returned(reply["module"]["class"])
+            raise CheckFailed(
+                f"{call} returned a {reply['module']['class']}, not a torch.nn.Module", kind
+            )
+        if "too_big" not in reply["module"]:
+            return reply
+        message = too_big.refusal(call, reply["module"], asked)
+        too_big.remember(worker, message)
+    # One place raises it, first time or not: hypothesis takes another place for another bug.
+    raise CheckFailed(message, hints.STRUCTURE)
 
 
 def student_forward(

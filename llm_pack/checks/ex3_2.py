@@ -26,6 +26,7 @@ from llm_pack.checks.attention_rebuild import (
 )
 from llm_pack.checks.ex3_2_heads import HEADS_CHECK
 from llm_pack.checks.ex3_2_strategies import (
+    asked_text,
     call_text,
     causal_cases,
     default_cases,
@@ -60,6 +61,7 @@ def build(worker: WorkerHandle, ex: dict) -> dict:
     return build_student(
         worker,
         call_text(ex),
+        asked_text(ex),
         d_in=ex["d_in"],
         context_length=ex["context_length"],
         dropout=ex["dropout"],

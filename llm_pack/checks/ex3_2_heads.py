@@ -32,7 +32,7 @@ from llm_pack.checks.attention_rebuild import (
     same,
     student_forward,
 )
-from llm_pack.checks.ex3_2_strategies import call_text, wrapper_inputs
+from llm_pack.checks.ex3_2_strategies import asked_text, call_text, wrapper_inputs
 
 HEAD = re.compile(r"^heads\.\d+\.")
 
@@ -56,7 +56,7 @@ def check_own_weights(worker: WorkerHandle, ex: dict) -> None:
     call = call_text(ex)
     owner = f"the module {call} returned"
     reply = build_student(
-        worker, call, d_in=ex["d_in"], context_length=ex["context_length"],
+        worker, call, asked_text(ex), d_in=ex["d_in"], context_length=ex["context_length"],
         dropout=ex["dropout"], seed=ex["seed"],
     )  # fmt: skip
     reference = rebuild_wrapper(reply["module"], owner)  # a new one: its weights change here

@@ -1,10 +1,12 @@
 """The examples of exercise 3.2's checks: what ``make_2d_wrapper`` is called with (``dropout``
-None: called without it), the call as Python, and the batches its module is run on."""
+None: called without it), the call as Python (and what it asks for), and the batches its
+module is run on."""
 
 from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from llm_pack.checks.too_big import asked_wrapper
 from llm_pack.strategies import batched_inputs, dims, dropout_rates, torch_seeds
 
 
@@ -12,6 +14,12 @@ def call_text(ex: dict) -> str:
     """The call, as Python; ``dropout`` None is a call without it."""
     rate = "" if ex["dropout"] is None else f", {ex['dropout']}"
     return f"make_2d_wrapper({ex['d_in']}, {ex['context_length']}{rate})"
+
+
+def asked_text(ex: dict) -> str:
+    """What the call asks for, with its parameter count (``too_big.asked_wrapper``): two heads
+    of one dimension each."""
+    return asked_wrapper(ex["d_in"], 1, ex["context_length"], 2)
 
 
 @st.composite

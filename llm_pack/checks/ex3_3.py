@@ -33,12 +33,15 @@ from llm_pack.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
+from llm_pack.checks.too_big import GPT2_SMALL_ATTENTION, asked_mha
 from llm_pack.strategies import torch_seeds
 
 CALL = "gpt2_small_attention()"
 OWNER = f"the module {CALL} returned"
 BUILD_SEED = 123
-EMB, HEADS, CONTEXT = 768, 12, 1024
+ANSWER = GPT2_SMALL_ATTENTION
+EMB, HEADS, CONTEXT = ANSWER["d_out"], ANSWER["num_heads"], ANSWER["context_length"]
+ASKED = asked_mha(**ANSWER)
 
 # --- strategies -------------------------------------------------------------------------------
 
@@ -89,7 +92,7 @@ def built(worker: WorkerHandle) -> Built:
     last = _last
     if last is not None and last.worker is worker:
         return last
-    reply = build_student(worker, CALL, seed=BUILD_SEED)
+    reply = build_student(worker, CALL, ASKED, seed=BUILD_SEED)
     _last = Built(worker, reply["handle"], reply["module"])
     return _last
 
