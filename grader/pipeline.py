@@ -17,7 +17,7 @@ submission's workers while the judge is still importing torch; ``grade`` then ru
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +56,9 @@ class Request:
     start: object | None = None  # a worker starter (grader.judge.launch); None: the default
     scratch_in: Path | None = None  # where the workers' folders go (default: the temp folder)
     overlap: bool = False  # start the workers while torch is imported (``grade``'s cold start)
+    # told each step of the judging, ``progress(kind, **record)`` (``grader.judge.engine``):
+    # a batch notes them, to say where a judge past its deadline stopped
+    progress: Callable[..., None] | None = None
 
 
 # --- take in, then refuse ------------------------------------------------------------------
@@ -135,6 +138,7 @@ def judge(submission: Submission, request: Request) -> GradeResult:
         processes=request.processes,
         early=early,
         scratch_in=request.scratch_in,
+        progress=request.progress,
     )
 
 

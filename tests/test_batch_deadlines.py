@@ -66,11 +66,11 @@ def gradebook(out: Path) -> dict[str, tuple]:
 
 
 def test_the_judge_notes_each_exercise_and_check(tmp_path):
-    """The wrappers see the real engine's steps: every check begun and its result, and the
-    exercise's result as graded."""
+    """The engine tells the tracker its real steps (``Request.progress``): every check begun
+    and its result, and the exercise's result as graded."""
     path = tmp_path / "progress"
-    with deadline.tracking(path):
-        result = grade_folder(SOLUTION, ["3.1"], max_examples=1, processes=1)
+    with deadline.tracking(path) as tracker:
+        result = grade_folder(SOLUTION, ["3.1"], max_examples=1, processes=1, progress=tracker.note)
     progress = deadline.read(path)
     assert progress.current is None
     [exercise] = result.exercises
@@ -91,7 +91,7 @@ def test_a_killed_judge_keeps_what_it_finished_and_names_the_check(tmp_path):
     scratch.mkdir()
     with deadline.tracking(scratch / deadline.PROGRESS) as tracker:
         tracker.note("opened")
-        grade_folder(SOLUTION, ["3.1"], max_examples=1, processes=1)
+        grade_folder(SOLUTION, ["3.1"], max_examples=1, processes=1, progress=tracker.note)
     first, second = checks_for(BY_ID["4.1"])[:2]
     forged = {"id": "3.2", "title": "x", "score": 999.0, "max_score": 10.0, "status": "passed",
               "checks": [{"name": "c", "points": 999.0, "max_points": 999.0, "passed": True,

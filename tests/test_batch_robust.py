@@ -180,7 +180,7 @@ def test_a_judge_past_its_deadline_is_killed_and_the_batch_finishes(tmp_path):
     assert set(book) == {"alice", "bob", "carol"}
     for row in book.values():
         assert row["status"] == "error"
-        assert row["reason"] == "the grader gave up on it after 0.2 s"
+        assert row["reason"].startswith("the grader gave up on it after 0.2 s, during ")
     assert (out / "index.html").exists() and (out / "gradebook.csv").exists()
     again = batch(str(klass), "-o", str(out), *six, env=env)
     assert "0 graded now, 3 from an earlier run" in again.stdout, again.stdout

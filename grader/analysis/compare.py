@@ -48,8 +48,9 @@ def grade_public(
 ) -> int:
     """Grade ``entries`` with the public seed into ``OUT/public-seed``; return how many were
     graded now (the others are still current from an earlier run)."""
+    from grader.batch.deadline import deadline_hash
     from grader.batch.ledger import Ledger
-    from grader.batch.pool import Job, run_jobs
+    from grader.batch.pool import Job, judge_deadline, run_jobs
     from grader.batch.progress import Progress
 
     public = dataclasses.replace(settings, seed=PUBLIC_SEED)
@@ -57,8 +58,10 @@ def grade_public(
     fingerprint = public.fingerprint()
     ledger.set_meta(public.ledger_meta())
     shutil.rmtree(ledger.scratch, ignore_errors=True)
-    todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint)]
     by_name = {e.name: e for e in entries}
+    ledger.expect(by_name)  # file names that no two submissions share, on any file system
+    again = deadline_hash(fingerprint, judge_deadline(public))  # a row given up on at this deadline
+    todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint, again)]
     print(f"public seed (--compare-public): {len(todo)} to grade, "
           f"{len(entries) - len(todo)} from an earlier run", flush=True)  # fmt: skip
     progress = Progress(len(entries), len(entries) - len(todo))
@@ -70,7 +73,11 @@ def grade_public(
             "source": entry.path.name,
             "kind": entry.kind,
             "content_hash": None if outcome.retry else hashes[entry.name],
-            "settings_hash": fingerprint,
+            "settings_hash": (
+                fingerprint
+                if outcome.deadline is None
+                else deadline_hash(fingerprint, outcome.deadline)
+            ),
             "status": outcome.status,
             "reason": outcome.reason,
             "graded": int(outcome.graded),
@@ -82,7 +89,10 @@ def grade_public(
 
     try:
         run_jobs(
-            [Job(e, ledger.scratch / e.name, public) for e in todo], jobs, public.sandbox, record
+            [Job(e, ledger.scratch / ledger.stem(e.name), public) for e in todo],
+            jobs,
+            public.sandbox,
+            record,
         )
     finally:
         progress.close()

@@ -5,10 +5,9 @@ judge process still on it past that. So that the row says where it stopped, and 
 graded before, the judge notes each step in ``PROGRESS``, a file in the job's scratch: the
 submission read, an exercise begun, a check begun, a check's result, an exercise's result. One
 JSON line each, appended with one ``write`` and never parsed from student output: a judge
-killed in the middle of a line leaves a torn last line, which ``read`` skips. The steps are
-seen in the judge by wrapping ``grader.judge.engine``'s ``grade_exercise`` and ``run_check``
-where the judge process has loaded it (``tracking``): a pass-through in any process or moment
-that tracks nothing, and never a step of the grade (a note that cannot be written is dropped).
+killed in the middle of a line leaves a torn last line, which ``read`` skips. The engine tells
+the steps to the pipeline's ``Request.progress``, which is ``Tracker.note`` here (``tracking``):
+never a step of the grade itself (a note that cannot be written is dropped).
 
 When the batch kills a judge, ``given_up`` makes the submission's result from the file:
 
@@ -29,10 +28,8 @@ exercise in progress where the pack declares it).
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
@@ -76,6 +73,8 @@ class Tracker:
         detail, never the grade)."""
         if self.fd is None:
             return
+        if "id" in record:
+            self.exercise = str(record["id"])
         try:
             for key, value in record.items():
                 if key == "result" and not isinstance(value, dict):
@@ -111,64 +110,14 @@ class Tracker:
             os.close(self.fd)
 
 
-_tracker: Tracker | None = None
-
-
-def _grade_exercise(original: Any) -> Any:
-    @functools.wraps(original)
-    def grade_exercise(exercise: Any, *args: Any, **kwargs: Any) -> Any:
-        tracker = _tracker
-        if tracker is None:
-            return original(exercise, *args, **kwargs)
-        tracker.exercise = exercise.id
-        tracker.note("exercise", id=exercise.id)
-        result = original(exercise, *args, **kwargs)
-        tracker.note("done", result=result)
-        return result
-
-    grade_exercise.tracked = True  # type: ignore[attr-defined]
-    return grade_exercise
-
-
-def _run_check(original: Any) -> Any:
-    @functools.wraps(original)
-    def run_check(check: Any, worker: Any, exercise_id: str, *args: Any, **kwargs: Any) -> Any:
-        tracker = _tracker
-        if tracker is None:
-            return original(check, worker, exercise_id, *args, **kwargs)
-        tracker.note("check", id=exercise_id, check=getattr(check, "name", "?"))
-        result = original(check, worker, exercise_id, *args, **kwargs)
-        tracker.exercise = exercise_id
-        tracker.note("checked", id=exercise_id, result=result)
-        return result
-
-    return run_check
-
-
-def _install() -> None:
-    """Wrap the engine's steps in this process, once. A judge process has the engine loaded
-    before it takes a job (``grader.judge.ready``); this module never imports it, since a
-    front end judges only through ``grader.pipeline`` (the "pipeline" contract in
-    pyproject.toml): the wrappers watch the steps and change nothing of them. Without the
-    engine loaded, nothing is noted and the deadline's row says less."""
-    engine = sys.modules.get("grader.judge.engine")
-    if engine is None or getattr(engine.grade_exercise, "tracked", False):
-        return
-    engine.run_check = _run_check(engine.run_check)
-    engine.grade_exercise = _grade_exercise(engine.grade_exercise)
-
-
 @contextmanager
 def tracking(path: Path) -> Iterator[Tracker]:
-    """Note this process's steps on one submission in ``path`` while inside."""
-    global _tracker
-    _install()
+    """A tracker noting one submission's steps in ``path`` while inside: its ``note`` is the
+    pipeline's ``Request.progress`` (``grader.judge.engine`` tells it each step)."""
     tracker = Tracker(path)
-    _tracker = tracker
     try:
         yield tracker
     finally:
-        _tracker = None
         tracker.close()
 
 

@@ -61,6 +61,9 @@ class Job:
     scratch: Path  # a folder inside OUT for this job: the unpacked zip, the workers' folders
     settings: Settings
 
+    def __post_init__(self) -> None:  # absolute: OUT may be relative, and workers chdir
+        object.__setattr__(self, "scratch", Path(self.scratch).resolve())
+
 
 @dataclass
 class Outcome:
@@ -73,7 +76,7 @@ class Outcome:
     deadline: float | None = None  # the judge was killed after this many seconds
 
 
-def _request(job: Job) -> Request:
+def _request(job: Job, progress: Callable[..., None] | None = None) -> Request:
     """The pipeline's request for one job: the workers' folders inside the job's scratch in OUT
     (not in /tmp), so that what a judge killed with the batch leaves there, the next run over
     OUT removes. The seed is kept here: the ledger hides it from what goes back to students."""
@@ -90,6 +93,7 @@ def _request(job: Job) -> Request:
         processes=1,  # the judge processes already fill the cores
         start=boot.starter,
         scratch_in=workers,
+        progress=progress,
     )
 
 
@@ -140,7 +144,7 @@ def _grade_entry(job: Job, tracker: deadline.Tracker) -> Outcome:
         return not_graded(job, f"the grader could not read it ({type(exc).__name__}: {exc})", True)
     problems = dict(submission.problems)  # files not run (not text, links)
     try:
-        result = pipeline.finish(submission, _request(job))
+        result = pipeline.finish(submission, _request(job, tracker.note))
     except Exception as exc:
         resilience.log_trace("grading the submission")
         return not_graded(job, f"the grader failed on it ({type(exc).__name__}: {exc})", True)

@@ -69,9 +69,11 @@ def grade_exercise(
     limits: Limits,
     check_points: Mapping[str, float] | None = None,
     not_found: str | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> ExerciseResult:
     """One exercise's result from its ``worker``; no worker: the exercise is missing, said as
-    ``not_found`` (a notebook's words, ``snippets.not_found``) or, for a folder, by its file."""
+    ``not_found`` (a notebook's words, ``snippets.not_found``) or, for a folder, by its file.
+    ``progress`` is told each check begun (``"check"``) and its result (``"checked"``)."""
     if worker is None:
         return unrun_exercise(
             exercise,
@@ -112,7 +114,11 @@ def grade_exercise(
             )
             break
         try:
+            if progress is not None:
+                progress("check", id=exercise.id, check=check.name)
             results.append(run_check(check, worker, exercise.id, seed, max_examples))
+            if progress is not None:
+                progress("checked", id=exercise.id, result=results[-1])
         except WorkerLost as lost:
             status = lost.status
             lost_at = CheckResult(check.name, 0.0, check.points, False, _sentence(lost.reason))
@@ -139,6 +145,7 @@ def grade(
     processes: int | None = None,
     early: EarlyWorkers | None = None,
     scratch_in: Path | None = None,
+    progress: Callable[..., None] | None = None,
 ) -> GradeResult:
     """Grade ``submission``; never raises for anything the submission does.
 
@@ -148,7 +155,9 @@ def grade(
     core; a batch, whose judges already fill the cores, asks for 1). ``early`` holds workers
     started while torch was being imported (``grader.judge.early``); they are used instead of
     new ones. The workers' folders go in a scratch folder made in ``scratch_in`` (default: the
-    system's temporary folder) and removed at the end.
+    system's temporary folder) and removed at the end. ``progress(kind, **record)`` is told
+    each exercise begun (``"exercise"``, its id) and finished (``"done"``, its result), and each
+    check begun and its result (``grade_exercise``); it must not raise.
     """
     limits = limits or Limits()
     start = start or default_starter()
@@ -183,6 +192,7 @@ def grade(
             processes,
             submission.problems,
             snippets.not_found(submission.absent),  # a notebook's missing exercises, in its words
+            progress,
         )
     finally:
         for w in workers.values():
@@ -212,6 +222,7 @@ def _grade_all(
     processes: int,
     set_aside: Mapping[str, str],
     not_found: Mapping[str, str],
+    progress: Callable[..., None] | None = None,
 ) -> list[ExerciseResult]:
     """Each exercise's result, in course order: in forked judge processes when more than one
     exercise has a worker, every worker can be watched from any process (fork-server workers)
@@ -225,8 +236,10 @@ def _grade_all(
                 return unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
             worker = workers.get(ex.id)
             try:
+                if progress is not None:
+                    progress("exercise", id=ex.id)
                 with timing.exercise(ex.id):
-                    return grade_exercise(
+                    result = grade_exercise(
                         ex,
                         worker,
                         seed,
@@ -234,7 +247,11 @@ def _grade_all(
                         limits,
                         check_points.get(ex.id),
                         not_found=not_found.get(ex.id),
+                        progress=progress,
                     )
+                if progress is not None:
+                    progress("done", result=result)
+                return result
             finally:
                 if worker is not None:
                     worker.close()
