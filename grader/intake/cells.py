@@ -1,6 +1,13 @@
 """Reading a notebook's code cells, without running them: IPython's shell (``!``), magic
 (``%``) and help (``?``) lines are left out, and a cell that does not parse says why.
-``grader.intake.notebook`` then picks each exercise's statements from these cells."""
+``grader.intake.notebook`` then picks each exercise's statements from these cells.
+
+A notebook is the student's JSON, whatever its shape: a cell that is not an object, a source
+that is not text, tags or an execution count of another type are read as far as they make
+sense, and a cell whose source no file can hold (a lone surrogate, JSON's ``"\\ud800"``, or a
+NUL) is a cell that does not parse, never a crash. Lines are counted as Python counts them
+(``source_lines``): a U+2028 or a form feed in a comment is not a line break.
+"""
 
 from __future__ import annotations
 
@@ -57,6 +64,18 @@ class Cell:
                 return tag[len(TAG_PREFIX) :]
         return None
 
+    def defines_textually(self, names: tuple[str, ...]) -> bool:
+        """Whether a line of the cell looks like it defines one of ``names`` (for a cell that
+        does not parse)."""
+        return any(
+            re.search(
+                rf"^\s*(def|class)\s+{re.escape(n)}\b|^\s*{re.escape(n)}\s*(:[^=]*)?=",
+                self.source,
+                re.M,
+            )
+            for n in names
+        )
+
 
 def read_cells(path: Path, called: str | None = None) -> list[Cell]:
     """The code cells of the notebook at ``path``; ``SubmissionError`` when it is unreadable
@@ -97,21 +116,50 @@ def read_cells(path: Path, called: str | None = None) -> list[Cell]:
         logger.setLevel(level)
     out = []
     for i, cell in enumerate(cells, start=1):
-        if cell.get("cell_type") != "code":
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         source = cell.get("source", "")
-        if isinstance(source, list):
+        if isinstance(source, list) and all(isinstance(part, str) for part in source):
             source = "".join(source)
-        tags = cell.get("metadata", {}).get("tags", []) or []
-        out.append(python_cell(i, cell.get("execution_count"), tuple(map(str, tags)), source))
+        if not isinstance(source, str):
+            raise SubmissionError(f"{shown}: not a readable notebook (cell {i} holds no text)")
+        metadata = cell.get("metadata")
+        tags = metadata.get("tags") if isinstance(metadata, dict) else None
+        tags = [tags] if isinstance(tags, str) else tags if isinstance(tags, list) else []
+        count = cell.get("execution_count")
+        count = count if type(count) is int else None
+        out.append(python_cell(i, count, tuple(map(str, tags)), source))
     return out
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
+def source_lines(source: str) -> list[str]:
+    """The lines of ``source`` as Python numbers them (``str.splitlines`` also breaks at a form
+    feed, U+2028 and other characters that Python reads inside a line)."""
+    lines = _LINE_BREAK.split(source)
+    return lines[:-1] if lines[-1] == "" else lines
+
+
+def not_text(source: str) -> str | None:
+    """Why no file can hold ``source`` (a NUL, or a lone surrogate: the JSON escape
+    ``"\\ud800"`` read), in the student's words; None when it is text."""
+    found = _NOT_TEXT.search(source)
+    if found is None:
+        return None
+    line = len(_LINE_BREAK.findall(source, 0, found.start())) + 1
+    if found[0] == "\x00":
+        return f"line {line} holds a NUL character (\\x00), which is not text"
+    return f"line {line} holds a lone surrogate (\\u{ord(found[0]):04x}), which is not text"
 
 
 def strip_magics(source: str) -> tuple[str, int]:
     """``source`` with IPython's shell (``!``), magic (``%``) and help (``?``) lines replaced
     by ``pass``; the number of lines replaced. A cell magic other than timing ones makes the
     whole cell non-Python (returned empty)."""
-    lines = source.splitlines()
+    lines = source_lines(source)
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     dropped = 0
     if first.startswith("%%"):
@@ -142,6 +190,13 @@ def strip_magics(source: str) -> tuple[str, int]:
 
 
 def python_cell(index: int, count, tags: tuple[str, ...], source: str) -> Cell:
+    """The cell ``source`` as the grader reads it: parsed, without its magics if it does not
+    parse with them, or with the ``error`` that says why it cannot be read."""
+    if _NOT_TEXT.search(source):  # a surrogate pair split over two strings is one character
+        source = source.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        problem = not_text(source)
+        if problem:
+            return Cell(index, count, tags, source, error=problem)
     try:
         safeparse.parse(source)  # deep code: the same refusal on every Python
         return Cell(index, count, tags, source)

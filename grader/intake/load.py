@@ -1,6 +1,14 @@
 """Finding a submission's exercise files: a folder with ``exercises/``, the exercise files loose
 in a folder, or a notebook (``.ipynb``, turned into exercise files by
-``grader.intake.notebook``)."""
+``grader.intake.notebook``).
+
+Inside the submission nothing on the way to an exercise file is followed through a link: an
+exercise file that is a symbolic link is refused (the workers read files without following
+links), and so is the whole submission when its ``exercises/`` is a symbolic link (or a Windows
+junction), whose files would be someone else's: a classmate's, or a folder outside the class.
+The folder given to ``load_submission`` is the caller's choice (``grade`` run on a link to a
+clone is fine); a batch's entry that is itself a link is ``grader.batch.entries``' to refuse.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,22 @@ from pathlib import Path
 
 from grader.intake.submission import Submission, SubmissionError
 from grader.shared.registry import EXERCISES
+from grader.shared.safetext import safe_name
+
+
+def is_link(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link, or a Windows junction (which ``is_symlink`` does
+    not see; ``os.path.isjunction`` does, from Python 3.12)."""
+    isjunction = getattr(os.path, "isjunction", None)
+    return path.is_symlink() or bool(isjunction and isjunction(path))
+
+
+def _link_target(path: Path) -> str:
+    """`` (to TARGET)``, the link's target as it was written, or nothing if it cannot be read."""
+    try:
+        return f" (to {safe_name(os.readlink(path))})"
+    except (OSError, ValueError):
+        return ""
 
 
 def _files_in(folder: Path, shown: str) -> tuple[dict[str, Path], dict[str, str]]:
@@ -18,7 +42,7 @@ def _files_in(folder: Path, shown: str) -> tuple[dict[str, Path], dict[str, str]
     files, links = {}, {}
     for e in EXERCISES:
         path = folder / e.filename
-        if path.is_symlink():
+        if is_link(path):
             links[e.id] = f"{shown}{e.filename} is a symbolic link: submit the file itself"
         elif path.is_file():
             files[e.id] = path
@@ -75,6 +99,11 @@ def load_submission(
             )
     name = name or path.resolve().name
     shown_as = shown_as or shown_path(path)
+    if is_link(path / "exercises"):  # whatever it points to, never followed
+        raise SubmissionError(
+            f"{shown}: exercises/ is a symbolic link{_link_target(path / 'exercises')}: "
+            "hand in the folder itself"
+        )
     if (path / "exercises").is_dir():
         files, links = _files_in((path / "exercises").resolve(), "exercises/")
         return Submission(name, path.resolve(), files, problems=links, shown_as=shown_as)

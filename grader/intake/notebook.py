@@ -28,32 +28,29 @@ traceback, a syntax error or an unwritten answer (``grader.judge.snippets.in_cel
 from __future__ import annotations
 
 import ast
-import re
+import json
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.intake.cells import CONTRACT, TAG_PREFIX, Cell, python_cell, read_cells
+from grader.intake.cells import (
+    CONTRACT,
+    TAG_PREFIX,
+    Cell,
+    not_text,
+    python_cell,
+    read_cells,
+    source_lines,
+)
 from grader.intake.names import statement_names
 from grader.intake.submission import Places, Span, Submission
 from grader.shared.registry import EXERCISES
 
 # Method calls that change the object they are called on (``cfg.update(...)``).
-MUTATING_METHODS = {
-    "update",
-    "pop",
-    "popitem",
-    "setdefault",
-    "clear",
-    "append",
-    "extend",
-    "insert",
-    "remove",
-    "add",
-    "discard",
-    "__setitem__",
-    "__delitem__",
-}
+MUTATING_METHODS = frozenset(
+    "update pop popitem setdefault clear append extend insert remove add discard "
+    "__setitem__ __delitem__".split()
+)
 
 
 # --- statements and the names they define and use ------------------------------------------
@@ -172,7 +169,7 @@ def statements(cells: list[Cell]) -> list[Statement]:
         if cell.error or not cell.source.strip():
             continue
         tree = ast.parse(cell.source)
-        lines = cell.source.splitlines()
+        lines = source_lines(cell.source)
         for k, node in enumerate(tree.body):
             if _is_main_guard(node):
                 continue
@@ -272,17 +269,6 @@ def select(stmts: list[Statement], exercise_id: str) -> tuple[list[Statement], l
     return futures + [stmts[i] for i in picked if not stmts[i].is_future], found
 
 
-def _defines_textually(cell: Cell, names: tuple[str, ...]) -> bool:
-    return any(
-        re.search(
-            rf"^\s*(def|class)\s+{re.escape(n)}\b|^\s*{re.escape(n)}\s*(:[^=]*)?=",
-            cell.source,
-            re.M,
-        )
-        for n in names
-    )
-
-
 # --- writing the exercise files ------------------------------------------------------------
 
 
@@ -290,7 +276,9 @@ def _render(
     notebook: str, exercise_id: str, chosen: list[Statement], ran: bool = False
 ) -> tuple[str, Places]:
     """The exercise file of the statements ``chosen``, and where its lines were in the cells."""
-    lines = [f'"""Exercise {exercise_id}, taken from the notebook {notebook}."""', ""]
+    # The notebook's name as a docstring holds it (a name may hold quotes, backslashes, bytes).
+    name = json.dumps(notebook, ensure_ascii=False)[1:-1].encode("utf-8", "backslashreplace")
+    lines = [f'"""Exercise {exercise_id}, taken from the notebook {name.decode()}."""', ""]
     places = Places()
     previous: Statement | None = None
     for st in chosen:
@@ -299,7 +287,7 @@ def _render(
         elif st.lines[0] > previous.lines[1] + 1:
             lines.append("")  # the blank line the notebook had between them
         text = st.text.split("\n")
-        exact = text == st.cell.source.splitlines()[st.lines[0] - 1 : st.lines[1]]
+        exact = text == source_lines(st.cell.source)[st.lines[0] - 1 : st.lines[1]]
         first = len(lines) + 1
         places.spans.append(
             Span(first, first + len(text) - 1, st.cell.place(ran), st.lines[0], exact)
@@ -338,12 +326,13 @@ def cells_submission(
     the inputs a kernel ran, from ``history_cells``: then the notes name them ``In [n]``)."""
     stmts = statements(cells)
     tmp = tempfile.TemporaryDirectory(prefix="notebook-", dir=scratch_in)
-    folder = Path(tmp.name) / "exercises"
+    folder = Path(tmp.name).resolve() / "exercises"  # absolute: workers run elsewhere
     folder.mkdir()
     (folder / "__init__.py").write_text('"""Exercises taken from a notebook."""\n')
     files: dict[str, Path] = {}
     places: dict[str, Places] = {}
     absent: dict[str, str] = {}  # exercise id -> where its names were looked for
+    problems: dict[str, str] = {}  # exercise id -> why its cell cannot be a file
     notes: list[str] = []
     broken = [c for c in cells if c.error]
     any_tags = any(c.exercise_tag() for c in cells)
@@ -351,10 +340,14 @@ def cells_submission(
         target = folder / ex.filename
         chosen, found = select(stmts, ex.id)
         tagged_broken = [c for c in broken if c.exercise_tag() == ex.id]
-        unparsed = tagged_broken or [c for c in broken if _defines_textually(c, CONTRACT[ex.id])]
+        unparsed = tagged_broken or [c for c in broken if c.defines_textually(CONTRACT[ex.id])]
         if unparsed and (tagged_broken or not found):
             # The answer is in a cell that does not parse: grade that cell as is, so that the
-            # student sees the syntax error and its line.
+            # student sees the syntax error and its line; one that is not text is refused.
+            if not_text(unparsed[-1].source):
+                why = f"{unparsed[-1].named(ran)}: {unparsed[-1].error}; retype that line"
+                problems[ex.id] = why
+                continue
             target.write_text(unparsed[-1].source, encoding="utf-8")
             files[ex.id] = target
             places[ex.filename] = Places([Span(1, None, unparsed[-1].place(ran), 1)])
@@ -369,8 +362,8 @@ def cells_submission(
             notes.append(f"{ex.id}: no definition of {wanted} found in {absent[ex.id]}")
             continue
         text, places[ex.filename] = _render(notebook, ex.id, chosen, ran)
-        for name, i in contract_definitions(stmts, ex.id).items():
-            places[ex.filename].names[name] = (stmts[i].cell.place(ran), stmts[i].node.lineno)
+        for wanted, i in contract_definitions(stmts, ex.id).items():  # not ``name``: ours
+            places[ex.filename].names[wanted] = (stmts[i].cell.place(ran), stmts[i].node.lineno)
         target.write_text(text, encoding="utf-8")
         files[ex.id] = target
         used = sorted({st.cell.index: st.cell for st in chosen}.values(), key=lambda c: c.index)
@@ -384,17 +377,18 @@ def cells_submission(
         how = "" if ran else f" ({how})"
         notes.append(f"{ex.id}: graded from {_cells_text(used, ran)}{how}{extra}")
     for cell in broken:
-        if not any(cell.named(ran) in n for n in notes):
+        if not any(cell.named(ran) in n for n in [*notes, *problems.values()]):
             notes.append(f"{cell.named(ran)} is not valid Python ({cell.error}) and was skipped")
     dropped = sum(c.dropped_lines for c in cells)
     if dropped:
         notes.append(f"{dropped} shell (!), magic (%) or help (?) line(s) were left out")
     return Submission(
         name=name,
-        root=Path(tmp.name),
+        root=folder.parent,
         files=files,
         notes=notes,
         _tmp=tmp,
         places=places,
         absent=absent,
+        problems=problems,
     )

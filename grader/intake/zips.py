@@ -2,8 +2,9 @@
 
 A zip is refused whole, with one clear reason, when it is not a zip, is encrypted, has more
 entries than the cap, has an entry that is absolute, climbs out with ``..``, is a symbolic link
-or another special file, or would unpack to more bytes than the cap (a zip bomb: sizes are
-counted while decompressing, not taken from the headers, which can lie). Files are created
+(to a file or a folder) or another special file, is named in bytes that are not the UTF-8 its
+flag claims, or would unpack to more bytes than the cap (a zip bomb: sizes are counted while
+decompressing, not taken from the headers, which can lie). Files are created
 exclusively (``O_EXCL|O_NOFOLLOW``) so that nothing already on disk is followed or overwritten.
 ``__MACOSX/`` resource forks are skipped.
 """
@@ -82,6 +83,8 @@ def extract_zip(path: Path, dest: Path, max_bytes: int, max_files: int) -> None:
         raise
     except zipfile.BadZipFile as exc:
         raise UnsafeZip(f"not a valid zip file ({exc})") from None
+    except UnicodeDecodeError:  # raised by zipfile while it reads the names
+        raise UnsafeZip("an entry's name is marked as UTF-8 but is not UTF-8 text") from None
     except (zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
         raise UnsafeZip(f"the zip is damaged ({type(exc).__name__}: {exc})") from None
     except FileExistsError as exc:
