@@ -257,12 +257,14 @@ def test_batch_gives_each_one_error_row_and_grades_none_again(tmp_path):
     make_submission(klass / "bob")
     (klass / "alice").mkdir()
     (klass / "alice" / "exercises").symlink_to("../bob/exercises")
+    (klass / "carol").symlink_to("bob")  # the whole entry a link to a classmate's folder
     with_coding(klass / "rot", "rot13")
     with_coding(klass / "puny", "punycode")
     notebook(klass / "sur.ipynb", SURROGATE_ANSWER)
     expected = {
         "alice": "alice: exercises/ is a symbolic link (to ../bob/exercises): "
         "hand in the folder itself",
+        "carol": "carol: is a symbolic link (to bob): hand in the folder, zip or notebook itself",
         "rot": f"{FILE} declares coding rot13: save it as UTF-8",
         "puny": f"{FILE} declares coding punycode: save it as UTF-8",
         "sur": SURROGATE_SAID,
@@ -279,4 +281,4 @@ def test_batch_gives_each_one_error_row_and_grades_none_again(tmp_path):
         assert result["exercises"][0]["status"] == "error"
         assert reason in result["exercises"][0]["checks"][0]["message"]
     again = cli("batch", "class", "-o", out, "-j", "2", *FAST, cwd=tmp_path)
-    assert "0 graded now, 5 from an earlier run" in again.stdout, again.stdout
+    assert "0 graded now, 6 from an earlier run" in again.stdout, again.stdout

@@ -195,6 +195,15 @@ def open_entry(entry: Entry, scratch: Path, max_bytes: int, max_files: int) -> S
     as the instructor sees it in DIR, never ``scratch``) if there is none."""
     from grader import pipeline
 
+    if entry.path.is_symlink():  # a classmate's folder, zip or notebook: never followed
+        try:
+            target = f" (to {safe_name(os.readlink(entry.path))})"
+        except OSError:
+            target = ""
+        raise SubmissionError(
+            f"{entry.path.name}: is a symbolic link{target}: hand in the folder, zip or "
+            "notebook itself"
+        )
     if entry.kind == "other":
         raise SubmissionError(
             f"{entry.path.name}: not a submission (expected a folder, a .zip or a .ipynb)"
