@@ -209,8 +209,21 @@ def test_the_solution_as_a_notebook_gets_full_marks(tmp_path, tagged):
     full_marks(solution_notebook(tmp_path / "solution.ipynb", tagged))
 
 
-def test_a_seed_style_notebook_with_its_own_class_copies_gets_full_marks(tmp_path):
-    full_marks(seed_style_notebook(tmp_path / "seed.ipynb"))
+def test_a_seed_style_notebook_with_its_own_class_copies_loses_only_its_config_alias(tmp_path):
+    """Its own copies of the book's classes are right; its ``"small": GPT_CONFIG_124M`` is the
+    base config itself, not the copy 4.2's statement asks for (issue 41): that check alone
+    fails, and says so."""
+    sub = load_submission(seed_style_notebook(tmp_path / "seed.ipynb"))
+    try:
+        result = grade(sub, max_examples=TEST_MAX_EXAMPLES)
+    finally:
+        sub.cleanup()
+    lost = [(e.id, c) for e in result.exercises for c in e.checks if not c.passed]
+    assert [(ex_id, c.name.split(",")[0]) for ex_id, c in lost] == [
+        ("4.2", "GPT2_CONFIGS holds the four sizes")
+    ], lost
+    assert "GPT2_CONFIGS['small'] is GPT_CONFIG_124M itself, not a copy" in lost[0][1].message
+    assert result.score == result.max_score - lost[0][1].max_points
 
 
 def test_grade_on_a_notebook_prints_which_cells_were_used(tmp_path):
