@@ -42,6 +42,7 @@ from llm_pack.checks.gpt_reference import (
     set_rates,
     split_config,
 )
+from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE, naming_only
 from llm_pack.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
 
@@ -187,7 +188,8 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
     ]
     if problems:
         raise CheckFailed(
-            "your GPTModel's state_dict() keys differ from the reference GPTModel's; "
+            naming_only(expected, shapes)
+            or "your GPTModel's state_dict() keys differ from the reference GPTModel's; "
             + "; ".join(problems)
         )
 
@@ -294,9 +296,9 @@ def reproduce_logits(train: bool):
     def reproduce(ex: dict) -> str:
         return (
             _setup_source(ex)
-            + f"""\
-# The reference's weights; the causal masks (buffers, not weights) stay your model's own.
-print(model.load_state_dict(dict(reference.named_parameters()), strict=False))
+            + f"""
+{BOOK_WEIGHTS_SOURCE}
+print(model.load_state_dict(book_weights(model, reference), strict=False))
 model.{mode}(), reference.{mode}()
 with torch.no_grad():
     torch.manual_seed({ex["seed"]})

@@ -32,6 +32,7 @@ from llm_pack.checks.gpt_reference import (
     set_block_rates,
     split_config,
 )
+from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE
 from llm_pack.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
 
@@ -99,6 +100,7 @@ from reference import TransformerBlock
 from exercises.ex4_3_split_dropout import TransformerBlock as YourTransformerBlock
 
 {OWN_NORMS_SOURCE}
+{BOOK_WEIGHTS_SOURCE}
 base = {config_source(ex["cfg"])}
 for key in ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"):
     cfg = {{**base, **{{k: float(k == key) for k in
@@ -110,7 +112,7 @@ for key in ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn"):
     own_norms(reference)
     x = torch.rand({shape}, generator=torch.Generator().manual_seed({ex["seed"]}))
     block = YourTransformerBlock(cfg)  # built from cfg alone
-    block.load_state_dict(dict(reference.named_parameters()), strict=False)  # its own mask
+    block.load_state_dict(book_weights(block, reference), strict=False)  # its own mask
     block.train(), reference.train()
     with torch.no_grad():
         same = torch.allclose(block(x), reference(x), atol=1e-5)

@@ -21,6 +21,7 @@ from torch import nn
 from grader.judge import hints
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import CheckFailed, explain_student_error
+from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
 
 SPLIT_KEYS = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
@@ -193,8 +194,11 @@ def built_module(reply: dict, call: str) -> dict:
 def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: str) -> None:
     """Load ``oracle``'s parameters into the student's module built by ``reply``; fail when a
     parameter of the module is not among them. Buffers (the causal masks) are not weights: the
-    module keeps its own, so that a mask it builds wrongly shows in its outputs."""
+    module keeps its own, so that a mask it builds wrongly shows in its outputs. A module whose
+    parameters differ from the oracle's in names only gets them under its own names
+    (``llm_pack.checks.renames``): the keys check alone says that its names are not the book's."""
     weights = {k: v.detach() for k, v in oracle.named_parameters()}
+    weights = under_student_names(weights, reply["module"])
     loaded = worker.call("load", handle=reply["handle"], weights=weights)
     buffers = set(reply["module"]["buffers"])
     missing = [k for k in loaded["missing"] if k not in buffers]
