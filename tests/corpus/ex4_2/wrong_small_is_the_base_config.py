@@ -2,6 +2,7 @@
 two names hold one dict, so changing GPT2_CONFIGS["small"] changes GPT_CONFIG_124M (and every
 config later copied from it). The other three sizes are proper copies."""
 # expect-failing: each GPT_CONFIG_124M with only emb_dim
+# expect-message: GPT2_CONFIGS['small'] is GPT_CONFIG_124M itself, not a copy
 
 from reference import GPT_CONFIG_124M, GPTModel
 

@@ -4,6 +4,7 @@ book's model computes, but its state_dict() keys say transformer_blocks.0.att.W_
 where a checkpoint of the book's model says trf_blocks.0.att.W_query.weight. Only the naming
 check may fail: the behaviour is graded with the weights mapped onto its names."""
 # expect-failing: state_dict keys
+# expect-message: your state_dict names trf_blocks.* as transformer_blocks.*
 
 import torch
 from torch import nn
