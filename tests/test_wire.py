@@ -198,3 +198,13 @@ def test_ints_travel_up_to_40_digits_and_larger_ones_are_refused_both_ways():
     assert "about 5,000 digits" in wire.int_too_large(10**5000)  # too long to write out
     with pytest.raises(wire.BadMessage, match="digits"):  # a worker's own encoder: refused
         wire.decode(payload(["l", 10**400]))
+
+
+def test_a_reply_over_the_cap_is_refused_before_it_is_sent(monkeypatch):
+    """An honest answer too big to send (a whole model for one layer) is said in the worker,
+    where ``serve.reply`` turns it into the student's failure, never a frame the judge refuses
+    as an error of the wire."""
+    monkeypatch.setattr(wire, "MAX_MESSAGE_BYTES", 4096)
+    assert wire.decode(wire.encode({"w": torch.zeros(100)})[8:])["w"].shape == (100,)
+    with pytest.raises(wire.NotEncodable, match=r"over the 4,096 one reply may carry"):
+        wire.encode({"w": torch.zeros(2000)})
