@@ -236,6 +236,7 @@ def test_worker_environment_end_to_end(how, starter, tmp_path, monkeypatch):
         "OMP_WAIT_POLICY",
         "MALLOC_MMAP_MAX_",
         "MALLOC_TRIM_THRESHOLD_",
+        "TORCH_COMPILE_DISABLE",
     }
     assert names <= allowed, names - allowed
 

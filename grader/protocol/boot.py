@@ -127,10 +127,9 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONIOENCODING="utf-8",
-        # A leftover breakpoint() does nothing (a worker has no terminal to debug in), and
         # torch.compile runs the eager code: a worker has no compiler, and what is graded is
-        # what the code computes, which compiling does not change.
-        PYTHONBREAKPOINT="0",
+        # what the code computes, which compiling does not change. (A leftover breakpoint()
+        # does nothing either: grader.worker.serve replaces sys.breakpointhook.)
         TORCH_COMPILE_DISABLE="1",
         # OpenMP threads that finished their share sleep at once instead of spinning for a
         # while: with several workers on few cores, spinning threads burn the cores the
