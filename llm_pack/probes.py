@@ -18,6 +18,7 @@ from grader.worker.probes import (
     _on_meta,
     describe_module,
     plain,
+    trace_kept,
 )
 
 # The attributes of the reference's attention modules that the judge reads (heads, widths).
@@ -191,4 +192,5 @@ EX4_3: dict[str, Probe] = {
     "build_block": _build_split_block,
     "load": _load,
     "forward": _forward,
+    "trace": trace_kept,
 }

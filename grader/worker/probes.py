@@ -15,6 +15,8 @@ from torch import nn
 
 from grader.protocol import wire
 from grader.shared.torchseed import seeded
+from grader.worker.trace import trace_kept as trace_kept
+from grader.worker.trace import trace_module as trace_module
 
 Probe = Callable[..., Any]
 

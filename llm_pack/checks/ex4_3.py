@@ -42,6 +42,7 @@ from llm_pack.checks.gpt_reference import (
     set_rates,
     split_config,
 )
+from llm_pack.checks.localized import localized
 from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE, naming_only
 from llm_pack.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
@@ -113,15 +114,15 @@ def build_student(worker: WorkerHandle, cfg: dict) -> dict:
 
 
 def student_logits(worker: WorkerHandle, ex: dict, train: bool):
-    """The student's logits on the judge's input with the oracle's weights, the input and the
-    oracle's own logits (computed here while the worker builds its model)."""
+    """The student's logits on the judge's input with the oracle's weights, the input, the
+    oracle's own logits (computed here while the worker builds its model) and the build's reply."""
     reply, (oracle, x, expected) = worker.call_while(
         "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
     )
     reply = built_module(reply, "GPTModel(cfg)")
     load_weights(worker, reply, oracle, "your model")
     got = worker.call("forward", handle=reply["handle"], x=x, train=train, seed=ex["seed"])
-    return got, x, expected
+    return got, x, expected, reply
 
 
 def same(a: Any, b: torch.Tensor) -> bool:
@@ -195,17 +196,18 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
 
 
 def check_eval(worker: WorkerHandle, ex: dict) -> None:
-    got, _, expected = student_logits(worker, ex, train=False)
-    assert_close(
-        got,
-        expected,
-        "in eval mode, your model's logits (expected: the reference GPTModel's, same weights)",
-    )
+    got, x, expected, reply = student_logits(worker, ex, train=False)
+    with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+        assert_close(
+            got,
+            expected,
+            "in eval mode, your model's logits (expected: the reference GPTModel's, same weights)",
+        )
 
 
 def check_isolated(key: str):
     def run(worker: WorkerHandle, ex: dict) -> None:
-        got, x, expected = student_logits(worker, ex, train=True)
+        got, x, expected, _ = student_logits(worker, ex, train=True)
         if same(got, expected):
             return
         rates = ", ".join(f"{k}={v:g}" for k, v in ex["cfg"].items() if k in SPLIT_KEYS)
@@ -233,7 +235,7 @@ def check_isolated(key: str):
 
 
 def check_fractional(worker: WorkerHandle, ex: dict) -> None:
-    got, _, expected = student_logits(worker, ex, train=True)
+    got, _, expected, _ = student_logits(worker, ex, train=True)
     if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)

@@ -1,0 +1,71 @@
+"""Where a student's module first departs from the reference, said as the first line of a
+failed check's message (``grader.judge.localize``).
+
+Used by the checks that compare a whole module's eval-mode output with the reference's for the
+same weights (4.3's logits): only once such a check has failed, the worker traces the student's
+module (the ``trace`` probe, ``grader.worker.trace``) on a small part of the failing input (one
+sequence, at most ``MAX_TOKENS`` tokens), and the judge replays each traced part of the
+reference on what the student's part received. A correct answer never gets here, so its grading
+is no slower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.properties import ATOL, RTOL, CheckFailed
+from llm_pack.checks.renames import under_student_names
+
+MAX_TOKENS = 8
+
+# The kind of a failure whose first difference is a part's own output (a GELU, a LayerNorm): the
+# sentence names the cause with its evidence, so no hint is chosen for it (a check's own hint,
+# "dropout must do nothing in eval mode", would name a cause the evidence does not show).
+LOCATED = "located"
+
+
+def small_input(x: torch.Tensor) -> torch.Tensor:
+    """The first sequence of a batch, cut to ``MAX_TOKENS`` tokens (keeps the trace small)."""
+    return x[:1, :MAX_TOKENS] if x.dim() >= 2 else x
+
+
+def localize(
+    worker: WorkerHandle, reply: dict, reference: nn.Module, x: torch.Tensor
+) -> Difference | None:
+    """The first part of the student's module (kept by the worker under ``reply["handle"]``,
+    loaded with ``reference``'s weights) whose output differs from ``reference``'s part for the
+    same input, on ``x``; None when none is found (or the student's code raises while traced)."""
+    weights = {k: v.detach() for k, v in reference.named_parameters()}
+    mapped = under_student_names(weights, reply["module"])
+    renames = module_renames(dict(zip(weights, mapped, strict=True)))
+    try:
+        trace = worker.call("trace", handle=reply["handle"], x=small_input(x))
+    except StudentError:
+        return None
+    return first_difference(reference, trace, renames, rtol=RTOL, atol=ATOL)
+
+
+@contextmanager
+def localized(
+    worker: WorkerHandle, reply: dict, reference: Callable[[], nn.Module], x: torch.Tensor
+) -> Iterator[None]:
+    """Run the comparison inside; if it fails, put the sentence of ``localize``'s difference
+    first in its message. The verdict and points do not change; the kind (which chooses the hint)
+    becomes ``LOCATED`` when the difference is in a part's own output, and stays the same when it
+    is in how a module combines parts that each agree (the check's hint may be about that).
+    ``reference`` makes a fresh reference module with the weights loaded into the student's
+    (called only after a failure)."""
+    try:
+        yield
+    except CheckFailed as failed:
+        found = localize(worker, reply, reference(), x)
+        if found is None:
+            raise
+        kind = failed.kind if found.own_forward else LOCATED
+        raise CheckFailed(f"{found.sentence()}\n{failed}", kind) from None

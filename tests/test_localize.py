@@ -1,0 +1,172 @@
+"""Fault localization (``grader.worker.trace`` in the worker, ``grader.judge.localize`` in the
+judge): the first part of a student's module whose output differs from the reference's for the
+same input is named, with one example value; a correct module gives None; a module named
+differently is mapped; a trace from a worker is checked before it is used. End to end: 4.3's
+eval-mode logits check names the GELU of an answer whose own GELU has a typo in a constant."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+from grader.judge.localize import display_name, first_difference, module_renames
+from grader.worker.trace import trace_module
+
+
+class Gelu(nn.Module):
+    def __init__(self, c: float = 0.044715):
+        super().__init__()
+        self.c = c
+
+    def forward(self, x):
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + self.c * x**3)))
+
+
+class Block(nn.Module):
+    def __init__(self, c: float = 0.044715, swapped: bool = False):
+        super().__init__()
+        self.norm = nn.LayerNorm(4)
+        self.ff = nn.Sequential(nn.Linear(4, 8), Gelu(c), nn.Linear(8, 4))
+        self.swapped = swapped
+
+    def forward(self, x):
+        if self.swapped:  # the shortcut added before the norm, not after the feed-forward
+            return self.ff(self.norm(x + x))
+        return x + self.ff(self.norm(x))
+
+
+class Model(nn.Module):
+    def __init__(self, **block):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.blocks = nn.Sequential(Block(), Block(**block))
+        self.head = nn.Linear(4, 10, bias=False)
+
+    def forward(self, idx):
+        return self.head(self.blocks(self.emb(idx)))
+
+
+class Renamed(nn.Module):
+    """``Model`` with its blocks under another name (the same parameters, in the same order)."""
+
+    def __init__(self, **block):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.layers = nn.Sequential(Block(), Block(**block))
+        self.head = nn.Linear(4, 10, bias=False)
+
+    def forward(self, idx):
+        return self.head(self.layers(self.emb(idx)))
+
+
+def pair(student_cls=Model, **block) -> tuple[nn.Module, nn.Module]:
+    torch.manual_seed(0)
+    reference = Model()
+    student = student_cls(**block)
+    names, values = student.state_dict(), reference.state_dict().values()
+    student.load_state_dict(dict(zip(names, values, strict=True)))
+    return reference, student
+
+
+X = torch.tensor([[1, 4, 7]])
+
+
+def test_the_trace_is_in_the_order_calls_finish_with_copies_of_inputs_and_outputs():
+    _, student = pair()
+    trace = trace_module(student, X)
+    names = [e["name"] for e in trace]
+    assert names[:2] == ["emb", "blocks.0.norm"]
+    assert names.index("blocks.0.ff.1") < names.index("blocks.0.ff") < names.index("blocks.0")
+    assert names[-1] == ""  # the module itself finishes last
+    gelu = trace[names.index("blocks.0.ff.1")]
+    assert gelu["class"] == "Gelu" and gelu["args"] == 1
+    assert gelu["input_shape"] == [1, 3, 8] and gelu["output"].shape == (1, 3, 8)
+    assert not any(h for m in student.modules() for h in (m._forward_hooks, m._forward_pre_hooks))
+
+
+def test_a_tensor_over_the_cap_keeps_its_shape_only():
+    _, student = pair()
+    trace = trace_module(student, X, max_elements=20)
+    gelu = next(e for e in trace if e["name"] == "blocks.0.ff.1")
+    assert gelu["output"] is None and gelu["output_shape"] == [1, 3, 8]
+
+
+def test_a_correct_module_has_no_difference():
+    reference, student = pair()
+    assert first_difference(reference, trace_module(student, X)) is None
+
+
+def test_a_wrong_part_is_named_innermost_with_an_example_value():
+    reference, student = pair(c=0.44715)
+    found = first_difference(reference, trace_module(student, X))
+    assert found is not None
+    assert (found.name, found.cls, found.own_forward) == ("blocks.1.ff.1", "Gelu", False)
+    gelu = reference.blocks[1].ff[1]
+    assert found.expected == pytest.approx(float(gelu(torch.tensor(found.input_value))), abs=1e-5)
+    assert found.got != pytest.approx(found.expected, abs=1e-4)
+    sentence = found.sentence()
+    assert sentence.startswith("the first difference is inside blocks[1].ff[1] (Gelu): it gives ")
+    got, expected = sentence.split("it gives ")[1].split(", the reference's gives ")
+    assert got.split(" ")[0] != expected  # the two numbers differ as printed
+
+
+def test_a_module_that_combines_right_parts_wrongly_is_named_for_its_own_forward():
+    reference, student = pair(swapped=True)
+    found = first_difference(reference, trace_module(student, X))
+    assert (found.name, found.cls, found.own_forward) == ("blocks.1", "Block", True)
+    assert "difference is in its own forward" in found.sentence()
+
+
+def test_a_renamed_module_maps_to_the_reference_by_its_parameters():
+    reference, student = pair(Renamed, c=0.44715)
+    mine = dict(student.named_parameters())
+    parameters = dict(zip(dict(reference.named_parameters()), mine, strict=True))
+    renames = module_renames(parameters)
+    assert renames["layers.1.ff.0"] == "blocks.1.ff.0" and renames["layers"] == "blocks"
+    trace = trace_module(student, X)
+    found = first_difference(reference, trace, renames)
+    assert (found.name, found.cls) == ("layers.1.ff.1", "Gelu")
+    assert found.sentence().startswith("the first difference is inside layers[1].ff[1] (Gelu)")
+
+
+def test_shapes_that_differ_are_said():
+    torch.manual_seed(0)
+    reference = nn.Sequential(nn.Linear(3, 3), nn.Softmax(dim=-1))
+    student = nn.Sequential(nn.Linear(3, 3), nn.Flatten(0))
+    student.load_state_dict(reference.state_dict())
+    found = first_difference(reference, trace_module(student, torch.rand(2, 3)))
+    assert (found.name, found.got_shape, found.expected_shape) == ("1", (6,), (2, 3))
+    assert "it returns shape (6,), the reference's returns (2, 3)" in found.sentence()
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        None,
+        "trace",
+        [1, "x", {"name": 3}, {"name": "0", "class": "Linear", "args": "1"}],
+        [{"name": "0", "class": "Linear", "args": 1, "input": [1.0], "output": None}],
+        [{"name": "nowhere", "class": "X", "args": 1, "input": torch.ones(3), "output": None}],
+        [{"name": "0", "class": "Linear", "args": 1, "input": torch.ones(5), "output": None}],
+    ],
+)
+def test_a_malformed_trace_is_skipped_not_trusted(trace):
+    reference = nn.Sequential(nn.Linear(3, 3))
+    assert first_difference(reference, trace) is None
+
+
+def test_names_read_as_python_spells_them():
+    assert display_name("trf_blocks.0.ff.layers.1") == "trf_blocks[0].ff.layers[1]"
+    assert display_name("final_norm") == "final_norm"
+
+
+def test_the_eval_check_names_the_students_gelu(graded):
+    _, result = graded("4.3", "wrong_gelu_constant")
+    (check,) = [c for c in result.checks if c.name.startswith("in eval mode")]
+    assert not check.passed and check.points == 0
+    first = check.message.splitlines()[0]
+    assert first.startswith("the first difference is inside trf_blocks[0].ff.layers[1] (GELU): ")
+    assert "Hint:" not in check.message  # the dropout hint names a cause the evidence rules out
