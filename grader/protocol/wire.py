@@ -23,11 +23,10 @@ each checked in constant time or at C speed (``bytes.count``, ``replace``, one r
   product stops as soon as it passes ``MAX_MESSAGE_BYTES``; an aligned start; a byte count
   equal to the shape's, inside the frame.
 
-The largest messages measured (grading the solution, the example, the stubs and the 73 corpus
-cases: about 60,000 messages both ways) have a document of 4,740 bytes, 457 values, 53
-tensors, nesting 6, 3 dimensions: the caps are far above (GPT-2 XL's state dict has 821
-tensors). The byte cap leaves room for tests/test_unsafe_text.py, whose scripted worker sends
-documents of up to 30 MiB (1 MB texts, which a real worker cuts to 2,000 characters).
+The largest messages measured (60,000 of them: the solution, the example, the stubs, the
+corpus) have a document of 4,740 bytes, 457 values, 53 tensors, nesting 6, 3 dimensions, far
+under the caps (GPT-2 XL's state dict has 821 tensors). A worker refuses to send a reply over
+the byte cap (``encode``): the student's failure, not the wire's.
 
 Memory: a reply of N bytes makes the judge hold at most about 7 x N + 32 MiB, and never more
 than about 900 MiB: the frame (N); a copy of its bool tensors (others are views of the frame);
@@ -58,14 +57,12 @@ _HEADER = struct.Struct("!Q")  # the payload's length
 _DOC = struct.Struct("!I")  # the JSON document's length, at the start of the payload
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
-# The bounds of one message's JSON document and tensor headers (see the module's docstring:
-# the largest message measured has 4,740 bytes, 457 values, 53 tensors, 3 dimensions).
+# The bounds of one message's JSON document and tensor headers (the module's docstring).
 MAX_DOC_BYTES = 64 * 1024 * 1024
 MAX_DOC_ITEMS = 1 << 18
 MAX_TENSORS = 4096
 MAX_DIMS = 16
-# A document of at most this many bytes holds fewer values and tensor headers than the caps
-# (each value takes a byte of the document at least, each "x" three): it is not counted.
+# A document this short cannot pass the caps (a value takes a byte at least): not counted.
 _COUNTED_FROM = min(MAX_DOC_ITEMS, 3 * MAX_TENSORS)
 ALIGN = 64  # every tensor's bytes start on this boundary of the payload
 # Ints travel up to this many digits (a parameter count of any model has fewer than 20): a
@@ -106,7 +103,7 @@ class BadMessage(Exception):
 
 
 class NotEncodable(TypeError):
-    """A value that is not plain data and tensors (said in plain words)."""
+    """A value that is not plain data and tensors, or too big to send (in plain words)."""
 
 
 def int_too_large(n: int) -> str | None:
@@ -202,10 +199,8 @@ def encode(obj: Any) -> bytearray:
     base = _HEADER.size + _aligned(head)
     size = base + (blobs[-1][0] + blobs[-1][1].nbytes if blobs else 0)
     if size - _HEADER.size > MAX_MESSAGE_BYTES:  # the judge would refuse it: said here instead
-        raise NotEncodable(
-            f"it holds {size:,} bytes, over the {MAX_MESSAGE_BYTES:,} one reply may carry "
-            "(far more than an answer to the exercise needs)"
-        )
+        raise NotEncodable(f"it holds {size:,} bytes, over the {MAX_MESSAGE_BYTES:,} one reply "
+                           "may carry (far more than an answer to the exercise needs)")  # fmt: skip
     message = bytearray(size)
     _HEADER.pack_into(message, 0, size - _HEADER.size)
     _DOC.pack_into(message, _HEADER.size, len(doc))
