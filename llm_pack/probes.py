@@ -173,8 +173,13 @@ def _build_split_block(module, state, cfg: dict):
 
 
 EX3_1: dict[str, Probe] = {"transfer": _transfer}
-EX3_2: dict[str, Probe] = {"build": _build_wrapper, "forward": _forward, "load": _load}
-EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": _forward}
+EX3_2: dict[str, Probe] = {
+    "build": _build_wrapper,
+    "forward": _forward,
+    "load": _load,
+    "trace": trace_kept,
+}
+EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": _forward, "trace": trace_kept}
 EX4_1: dict[str, Probe] = {
     "feedforward_params": _on_meta("feedforward_params"),
     "attention_params": _on_meta("attention_params"),

@@ -170,3 +170,21 @@ def test_the_eval_check_names_the_students_gelu(graded):
     first = check.message.splitlines()[0]
     assert first.startswith("the first difference is inside trf_blocks[0].ff.layers[1] (GELU): ")
     assert "Hint:" not in check.message  # the dropout hint names a cause the evidence rules out
+
+
+def test_a_wrapper_whose_heads_softmax_over_the_wrong_dimension_is_named_by_its_head(tmp_path):
+    from support import CORPUS, grade_folder, make_submission
+
+    source = (CORPUS / "ex3_2" / "correct_own_copy_of_book_classes.py").read_text()
+    start = source.index("attn_weights = torch.softmax(")
+    at = source.index("dim=-1", start)
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text(source[:at] + "dim=-2" + source[at + len("dim=-1") :])
+    folder = make_submission(tmp_path / "sub", {"3.2": wrong})
+    (result,) = grade_folder(folder, ["3.2"]).exercises
+    (check,) = [c for c in result.checks if c.name.startswith("it computes what")]
+    assert not check.passed
+    assert check.message.startswith(
+        "the first difference is inside heads[0] (CausalAttention): it gives "
+    )
+    assert "difference is in its own forward" in check.message

@@ -93,7 +93,10 @@ class Difference:
             )
         else:
             got, expected = float(self.got), float(self.expected)
-            given = "" if self.input_value is None else f" for {self.input_value:.4g}"
+            # The input at the same place says what a part applied element by element (an
+            # activation, a norm) was given; a module of parts mixes places, so it is left out.
+            leaf = self.input_value is not None and not self.own_forward
+            given = f" for {self.input_value:.4g}" if leaf else ""
             at = "" if self.index is None else f" (element {list(self.index)})"
             body = (
                 f"it gives {_number(got, expected)}{given}{at}, the reference's gives "

@@ -33,6 +33,7 @@ from llm_pack.checks.ex3_2_strategies import (
     wrapper_arguments,
     wrapper_inputs,
 )
+from llm_pack.checks.localized import localized
 from llm_pack.strategies import dropout_rates
 
 # --- the judge's side -------------------------------------------------------------------------
@@ -143,12 +144,13 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
     for train in (False, True) if ex["dropout"] else (False,):
         got = student_forward(worker, reply["handle"], x, call_text(ex), train, ex["seed"])
         mode = f"train mode after torch.manual_seed({ex['seed']})" if train else "eval mode"
-        assert_close(
-            got,
-            expected_output(reference, ex, x, train),
-            f"in {mode}, the output of {owner} (expected: the book's MultiHeadAttentionWrapper "
-            "with the same weights and dropout)",
-        )
+        with localized(worker, reply, lambda: reference, x):
+            assert_close(
+                got,
+                expected_output(reference, ex, x, train),
+                f"in {mode}, the output of {owner} (expected: the book's "
+                "MultiHeadAttentionWrapper with the same weights and dropout)",
+            )
 
 
 def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:

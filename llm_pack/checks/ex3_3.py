@@ -33,6 +33,7 @@ from llm_pack.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
+from llm_pack.checks.localized import localized
 from llm_pack.checks.too_big import GPT2_SMALL_ATTENTION, asked_mha
 from llm_pack.strategies import torch_seeds
 
@@ -166,12 +167,14 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
     got = student_forward(worker, built(worker).handle, x, CALL)
     reference = rebuilt(worker)
     key = (ex["batch"], ex["n_tokens"], ex["seed"])
-    assert_close(
-        got,
-        same_weights.expected(reference, key, lambda: reference_forward(reference, x)),
-        f"in eval mode, the output of {OWNER} (expected: the book's MultiHeadAttention with the "
-        "same weights)",
-    )
+    b = built(worker)
+    with localized(worker, {"handle": b.handle, "module": b.description}, lambda: reference, x):
+        assert_close(
+            got,
+            same_weights.expected(reference, key, lambda: reference_forward(reference, x)),
+            f"in eval mode, the output of {OWNER} (expected: the book's MultiHeadAttention with "
+            "the same weights)",
+        )
 
 
 def check_causal(worker: WorkerHandle, ex: dict) -> None:

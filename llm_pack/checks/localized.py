@@ -1,8 +1,9 @@
 """Where a student's module first departs from the reference, said as the first line of a
 failed check's message (``grader.judge.localize``).
 
-Used by the checks that compare a whole module's eval-mode output with the reference's for the
-same weights (4.3's logits): only once such a check has failed, the worker traces the student's
+Used by the checks that compare a whole module's output with the reference's for the same
+weights (4.3's eval-mode logits; 3.2's and 3.3's attention modules against the book's classes
+rebuilt from their weights): only once such a check has failed, the worker traces the student's
 module (the ``trace`` probe, ``grader.worker.trace``) on a small part of the failing input (one
 sequence, at most ``MAX_TOKENS`` tokens), and the judge replays each traced part of the
 reference on what the student's part received. A correct answer never gets here, so its grading
@@ -11,6 +12,7 @@ is no slower.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -40,7 +42,9 @@ def localize(
 ) -> Difference | None:
     """The first part of the student's module (kept by the worker under ``reply["handle"]``,
     loaded with ``reference``'s weights) whose output differs from ``reference``'s part for the
-    same input, on ``x``; None when none is found (or the student's code raises while traced)."""
+    same input, on ``x``; None when none is found (or the student's code raises while traced).
+    ``reference`` is copied first: a shared (remembered) module is never changed."""
+    reference = copy.deepcopy(reference)
     weights = {k: v.detach() for k, v in reference.named_parameters()}
     mapped = under_student_names(weights, reply["module"])
     renames = module_renames(dict(zip(weights, mapped, strict=True)))
