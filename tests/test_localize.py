@@ -170,6 +170,10 @@ def test_the_eval_check_names_the_students_gelu(graded):
     first = check.message.splitlines()[0]
     assert first.startswith("the first difference is inside trf_blocks[0].ff.layers[1] (GELU): ")
     assert "Hint:" not in check.message  # the dropout hint names a cause the evidence rules out
+    # The train-mode checks fail because of the same GELU, and say so, without dropout hints.
+    for other in (c for c in result.checks if not c.passed):
+        assert "the first difference is inside " in other.message.splitlines()[0], other.name
+        assert "(GELU)" in other.message.splitlines()[0] and "Hint:" not in other.message
 
 
 def test_a_wrapper_whose_heads_softmax_over_the_wrong_dimension_is_named_by_its_head(tmp_path):

@@ -207,7 +207,7 @@ def check_eval(worker: WorkerHandle, ex: dict) -> None:
 
 def check_isolated(key: str):
     def run(worker: WorkerHandle, ex: dict) -> None:
-        got, x, expected, _ = student_logits(worker, ex, train=True)
+        got, x, expected, reply = student_logits(worker, ex, train=True)
         if same(got, expected):
             return
         rates = ", ".join(f"{k}={v:g}" for k, v in ex["cfg"].items() if k in SPLIT_KEYS)
@@ -229,24 +229,26 @@ def check_isolated(key: str):
             message += f". Your logits are the reference's with {zeroed} zeroed instead"
         message += f"\nExpected: {tensor_text(expected)}\nGot:      "
         message += tensor_text(got) if isinstance(got, torch.Tensor) else repr(got)
-        raise CheckFailed(message)
+        with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+            raise CheckFailed(message)
 
     return run
 
 
 def check_fractional(worker: WorkerHandle, ex: dict) -> None:
-    got, _, expected, _ = student_logits(worker, ex, train=True)
+    got, x, expected, reply = student_logits(worker, ex, train=True)
     if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)
-    raise CheckFailed(
-        f"in train mode with {rates} and torch.manual_seed({ex['seed']}) before the forward "
-        "pass, your model's logits differ from the reference's. If the three checks with one "
-        "rate at 1.0 pass, your rates act in the right places but draw their random masks in "
-        "another order (or another way) than the book's model: embedding dropout first, then "
-        "in each block the attention weights, the shortcut after attention, the shortcut "
-        "after the feed-forward"
-    )
+    with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+        raise CheckFailed(
+            f"in train mode with {rates} and torch.manual_seed({ex['seed']}) before the forward "
+            "pass, your model's logits differ from the reference's. If the three checks with one "
+            "rate at 1.0 pass, your rates act in the right places but draw their random masks in "
+            "another order (or another way) than the book's model: embedding dropout first, "
+            "then in each block the attention weights, the shortcut after attention, the "
+            "shortcut after the feed-forward"
+        )
 
 
 # --- snippets ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from llm_pack.checks.gpt_reference import (
     set_block_rates,
     split_config,
 )
+from llm_pack.checks.localized import localized
 from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE
 from llm_pack.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
@@ -83,13 +84,14 @@ def check_block(worker: WorkerHandle, ex: dict) -> None:
         built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])
-        assert_close(
-            got,
-            expected,
-            f"in train mode with {key}=1.0 and the other two rates 0.0, the output of your "
-            f"TransformerBlock(cfg) ({key} should zero {BLOCK_PLACES[key]}; expected: the "
-            "reference TransformerBlock's with the same weights)",
-        )
+        with localized(worker, reply, lambda reference=reference: reference, x):
+            assert_close(
+                got,
+                expected,
+                f"in train mode with {key}=1.0 and the other two rates 0.0, the output of your "
+                f"TransformerBlock(cfg) ({key} should zero {BLOCK_PLACES[key]}; expected: the "
+                "reference TransformerBlock's with the same weights)",
+            )
 
 
 def reproduce_block(ex: dict) -> str:

@@ -2,12 +2,14 @@
 failed check's message (``grader.judge.localize``).
 
 Used by the checks that compare a whole module's output with the reference's for the same
-weights (4.3's eval-mode logits; 3.2's and 3.3's attention modules against the book's classes
-rebuilt from their weights): only once such a check has failed, the worker traces the student's
-module (the ``trace`` probe, ``grader.worker.trace``) on a small part of the failing input (one
-sequence, at most ``MAX_TOKENS`` tokens), and the judge replays each traced part of the
-reference on what the student's part received. A correct answer never gets here, so its grading
-is no slower.
+weights (4.3's logits and block, 3.2's and 3.3's attention modules against the book's classes
+rebuilt from their weights). Only once such a check has failed, the worker traces the student's
+module (the ``trace`` probe, ``grader.worker.trace``) in eval mode on a small part of the
+failing input (one sequence, at most ``MAX_TOKENS`` tokens), and the judge replays each traced
+part of the reference on what the student's part received. A train-mode check that fails
+because of a part that is wrong in eval mode too (a GELU) names that part; a dropout in the
+wrong place shows in no eval-mode trace, and its message stays as it was. A correct answer
+never gets here, so its grading is no slower.
 """
 
 from __future__ import annotations
