@@ -18,12 +18,19 @@ A check's own hint is about the kinds it lists (``Check.hint_kinds``; by default
 hints that depend only on what went wrong, whatever the check. ``choose`` picks, in this order:
 the check's hint for a kind it names exactly, a known hint, the check's hint for a family it
 names, and else nothing: no hint is better than a misleading one.
+
+An exception's own evidence comes first (``from_exception``): a ``KeyError`` raised on a line
+that reads that key of a dict (``cfg["drop"]``) says which dict lacks which key, which code
+reads it (the student's line, or the shared code's: a class imported unchanged), and the keys
+of the example's dicts that look like it.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
+from typing import Any
 
 NOT_DONE = "not-done"
 WRONG = "wrong"
@@ -129,3 +136,72 @@ def choose(
         if one.kind == kind and (not one.pattern or re.search(one.pattern, message)):
             return one.hint
     return own_hint if _names(own_kinds, kind, family=True) else ""
+
+
+# A dict's missing key as KeyError says it: its repr, a plain string.
+_MISSING_KEY = re.compile(r"""^(['"])([^'"\\]{1,80})\1$""")
+
+
+def _dicts(value: Any, depth: int = 3) -> list[dict]:
+    """The dicts in a JSON-like example, its own first (a few levels deep)."""
+    if depth < 0:
+        return []
+    if isinstance(value, dict):
+        return [value, *(d for v in value.values() for d in _dicts(v, depth - 1))]
+    if isinstance(value, list):
+        return [d for v in value[:20] for d in _dicts(v, depth - 1)]
+    return []
+
+
+def _like(key: str, example: Any) -> list[str]:
+    """The keys of the example's dicts that lack ``key`` and look like it (``key_emb`` for
+    ``key``, or close in spelling)."""
+    for found in _dicts(example):
+        keys = [k for k in found if isinstance(k, str)]
+        if key in keys:
+            continue
+        near = [k for k in keys if k.startswith(key) or (len(k) > 3 and key.startswith(k))]
+        near += difflib.get_close_matches(key, keys, n=3, cutoff=0.75)
+        if near:
+            return list(dict.fromkeys(near))[:4]
+    return []
+
+
+def _quoted(keys: list[str]) -> str:
+    said = [repr(k) for k in keys]
+    return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
+
+
+def missing_key(info: dict, example: Any = None) -> str:
+    """The hint for a ``KeyError`` raised on a line that reads that key of a dict (the last of
+    ``info``'s frames: the student's, or shared code's, whose file is a path ``pkg/mod.py``),
+    with the keys like it in ``example`` (the counterexample); ``""`` for any other."""
+    said = _MISSING_KEY.match(str(info.get("message", "")).strip())
+    frames = info.get("frames") or []
+    if info.get("type") != "KeyError" or not said or not frames:
+        return ""
+    key, frame = said.group(2), frames[-1]
+    read = re.search(rf"""([A-Za-z_][\w.]*)\[\s*(['"]){re.escape(key)}\2\s*\]""", frame["code"])
+    if read is None:
+        return ""
+    holder = "your config" if re.search(r"cfg|conf", read.group(1), re.I) else read.group(1)
+    like = _like(key, example)
+    lacks = f"{holder} has no {key!r}" + (f" (it has {_quoted(like)})" if like else "")
+    if "/" not in frame["file"]:  # the student's own line
+        return (
+            f"{lacks}: your code reads it (in {frame['file']}, line {frame['line']}, in "
+            f"{frame['function']}). Read a key {holder} has there, or add {key!r} to "
+            f"{holder} if it belongs there."
+        )
+    owner, method = frame["function"].split(".")[0], "." in frame["function"]
+    return (
+        f"{lacks}: {frame['function']} at {frame['file']}, line {frame['line']} reads it. "
+        f"That code is not in your files: use a {'class' if method else 'function'} of your "
+        f"own that reads the keys {holder} has, instead of {owner}."
+    )
+
+
+def from_exception(info: dict, example: Any = None) -> str:
+    """The hint that an exception's own evidence gives (the worker's ``info`` and the
+    counterexample), before any hint chosen by kind; ``""`` when it gives none."""
+    return missing_key(info, example)

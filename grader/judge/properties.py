@@ -20,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure
 
-from grader.judge import hints, replay
+from grader.judge import differences, hints, replay
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
 
@@ -47,11 +47,14 @@ _make_generation_deterministic()
 
 class CheckFailed(AssertionError):
     """The student's answer is wrong on this example; the message says how, in plain words,
-    and ``kind`` what kind of failure it is (``grader.judge.hints``), which chooses the hint."""
+    and ``kind`` what kind of failure it is (``grader.judge.hints``), which chooses the hint.
+    A check that says a ``StudentError`` in its own words passes the worker's ``info`` on,
+    so that the hint can read the exception's evidence (``hints.from_exception``)."""
 
-    def __init__(self, message: str, kind: str = hints.WRONG):
+    def __init__(self, message: str, kind: str = hints.WRONG, info: dict | None = None):
         super().__init__(message)
         self.kind = kind
+        self.info = info
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,13 @@ _STUB_SAYS = re.compile(
 )
 
 
+def is_shared(frame: dict) -> bool:
+    """Whether a frame of the worker's description lies outside the student's files: in code
+    every answer may share, which the worker names with its package (``pkg/module.py``),
+    where a frame of the student's files is named by the file alone."""
+    return "/" in str(frame.get("file", ""))
+
+
 def is_stub(info: dict) -> bool:
     """Whether the student's code raised ``NotImplementedError`` itself (``raise
     NotImplementedError(...)`` on the line the traceback ends at in their file: a stub, or a part
@@ -99,6 +109,7 @@ def is_stub(info: dict) -> bool:
     return (
         info.get("type") == "NotImplementedError"
         and bool(frames)
+        and not is_shared(frames[-1])
         and "NotImplementedError" in str(frames[-1].get("code", ""))
     )
 
@@ -110,18 +121,25 @@ def not_done_text(text: str) -> str:
     return f"{NOT_DONE}: {text}" if text else f"{NOT_DONE} (NotImplementedError)"
 
 
+def _frame_text(frame: dict) -> str:
+    return f"{frame['file']}, line {frame['line']}, in {frame['function']}: {frame['code']}"
+
+
 def explain_student_error(info: dict) -> str:
-    """One readable paragraph for an exception raised in student code."""
+    """One readable paragraph for an exception raised in student code: where in the student's
+    files (the innermost of their frames), and, when it was raised in shared code they called
+    (a class they imported or aliased), that code's line too."""
     kind, text = info.get("type", "Exception"), info.get("message", "")
     if info.get("refused") and not text.startswith((TAMPERED, GRADER_FAILED)):
         return text  # the grader refused a value: the message says what came back, and why
     if is_stub(info):
         return not_done_text(text)
-    where = ""
     frames = info.get("frames") or []
-    if frames:
-        f = frames[-1]
-        where = f" (in {f['file']}, line {f['line']}, in {f['function']}: {f['code']})"
+    own = [f for f in frames if not is_shared(f)]
+    places = [f"in {_frame_text(own[-1])}"] if own else []
+    if frames and is_shared(frames[-1]):
+        places.append(f"raised in {_frame_text(frames[-1])}")
+    where = f" ({'; '.join(places)})" if places else ""
     return f"your code raised {kind}: {text}{where}"
 
 
@@ -165,18 +183,21 @@ def run_check(
                 raise NotDone(exc.info) from None
             raise
 
-    def failed(message: str, kind: str) -> CheckResult:
+    def failed(message: str, kind: str, info: dict | None = None) -> CheckResult:
         example = last.get("example")
-        hint = hints.choose(kind, message, check.hint, check.hint_kinds, check.known)
+        counterexample = _jsonable(
+            check.counterexample(example) if check.counterexample else example
+        )
+        hint = (hints.from_exception(info, counterexample) if info else "") or hints.choose(
+            kind, message, check.hint, check.hint_kinds, check.known
+        )
         return CheckResult(
             name=check.name,
             points=0.0,
             max_points=check.points,
             passed=False,
             message=f"{message}\nHint: {hint}" if hint else message,
-            counterexample=_jsonable(
-                check.counterexample(example) if check.counterexample else example
-            ),
+            counterexample=counterexample,
             reproduce=check.reproduce(example) if check.reproduce else None,
         )
 
@@ -189,11 +210,11 @@ def run_check(
                 test = replay.answering(body, examples, diverged, note)
                 _hypothesis_test(check, test, exercise_id, seed, limit)()
     except CheckFailed as exc:
-        return failed(str(exc), exc.kind)
+        return failed(str(exc), exc.kind, exc.info)
     except NotDone as exc:
         return failed(not_done_text(exc.info.get("message", "")), hints.NOT_DONE)
     except StudentError as exc:
-        return failed(explain_student_error(exc.info), hints.raised(exc.info))
+        return failed(explain_student_error(exc.info), hints.raised(exc.info), exc.info)
     except FlakyFailure as exc:  # hypothesis ran the failing input again and it passed
         return failed(inconsistent_text(exc), hints.INCONSISTENT)
     return CheckResult(check.name, check.points, check.points, True, "passed")
@@ -262,22 +283,9 @@ RTOL, ATOL = 1e-4, 1e-5
 
 
 def tensor_text(t: torch.Tensor, max_items: int = 64) -> str:
-    """A tensor in full when small, else its shape and a few values."""
-    t = t.detach().cpu()
-    if t.numel() <= max_items:
-        with _print_options():
-            return repr(t).replace("tensor(", "tensor(", 1)
-    flat = t.flatten()[:8].tolist()
-    head = ", ".join(f"{v:.4f}" for v in flat)
-    return f"tensor of shape {tuple(t.shape)} starting [{head}, ...]"
-
-
-class _print_options:
-    def __enter__(self):
-        torch.set_printoptions(precision=4, sci_mode=False)
-
-    def __exit__(self, *exc):
-        torch.set_printoptions(profile="default")
+    """A tensor in full when small, else its shape and a few values. To show how two tensors
+    differ, use ``differences.pair_text``: it shows where they differ, legibly."""
+    return differences.tensor_text(t, max_items=max_items)
 
 
 def expect_tensor(value: Any, what: str) -> torch.Tensor:
@@ -313,11 +321,9 @@ def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
     if actual.dtype != expected.dtype:
         actual = actual.to(expected.dtype)
     if not torch.allclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=True):
-        diff = (actual - expected).abs()
-        diff = torch.nan_to_num(diff, nan=float("inf"))
         raise CheckFailed(
-            f"{what} differs from the expected values (largest difference "
-            f"{diff.max().item():.4g}).\nExpected: {tensor_text(expected)}\n"
-            f"Got:      {tensor_text(actual)}",
+            f"{what} differs from the expected values "
+            f"({differences.largest_text(expected, actual)}).\n"
+            + differences.pair_text(expected, actual),
             hints.VALUES,
         )
