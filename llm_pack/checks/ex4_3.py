@@ -197,7 +197,7 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
 
 def check_eval(worker: WorkerHandle, ex: dict) -> None:
     got, x, expected, reply = student_logits(worker, ex, train=False)
-    with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+    with localized(worker, reply, lambda: expected_case(ex, False)[0], x):
         assert_close(
             got,
             expected,
@@ -229,7 +229,7 @@ def check_isolated(key: str):
             message += f". Your logits are the reference's with {zeroed} zeroed instead"
         message += f"\nExpected: {tensor_text(expected)}\nGot:      "
         message += tensor_text(got) if isinstance(got, torch.Tensor) else repr(got)
-        with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+        with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
             raise CheckFailed(message)
 
     return run
@@ -240,7 +240,7 @@ def check_fractional(worker: WorkerHandle, ex: dict) -> None:
     if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)
-    with localized(worker, reply, lambda: reference_and_input(ex)[0], x):
+    with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
         raise CheckFailed(
             f"in train mode with {rates} and torch.manual_seed({ex['seed']}) before the forward "
             "pass, your model's logits differ from the reference's. If the three checks with one "

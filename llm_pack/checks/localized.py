@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import torch
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
 from torch import nn
 
 from grader.judge.launch.handle import StudentError, WorkerHandle
@@ -57,6 +59,16 @@ def localize(
     return first_difference(reference, trace, renames, rtol=RTOL, atol=ATOL)
 
 
+def reported() -> bool:
+    """Whether a failure here is the one the report shows: hypothesis's final run of the shrunk
+    example (``is_final``), or a run outside hypothesis (a replayed example). The failures met
+    while shrinking are not localized: their messages are never read."""
+    try:
+        return bool(current_build_context().is_final)
+    except InvalidArgument:
+        return True
+
+
 @contextmanager
 def localized(
     worker: WorkerHandle, reply: dict, reference: Callable[[], nn.Module], x: torch.Tensor
@@ -65,13 +77,18 @@ def localized(
     first in its message. The verdict and points do not change; the kind (which chooses the hint)
     becomes ``LOCATED`` when the difference is in a part's own output, and stays the same when it
     is in how a module combines parts that each agree (the check's hint may be about that).
-    ``reference`` makes a fresh reference module with the weights loaded into the student's
-    (called only after a failure)."""
+    ``reference`` gives the reference module whose weights the student's holds (called only
+    after a failure; it may be a shared, remembered one: ``localize`` copies it)."""
     try:
         yield
     except CheckFailed as failed:
+        if not reported():
+            raise
         found = localize(worker, reply, reference(), x)
         if found is None:
             raise
-        kind = failed.kind if found.own_forward else LOCATED
-        raise CheckFailed(f"{found.sentence()}\n{failed}", kind) from None
+        # The same exception, its message and kind changed: whatever else it carries stays.
+        failed.args = (f"{found.sentence()}\n{failed}",)
+        if not found.own_forward:
+            failed.kind = LOCATED
+        raise
