@@ -192,3 +192,22 @@ def test_a_wrapper_whose_heads_softmax_over_the_wrong_dimension_is_named_by_its_
         "the first difference is inside heads[0] (CausalAttention): it gives "
     )
     assert "difference is in its own forward" in check.message
+
+
+def test_only_the_failures_a_report_shows_are_localized(tmp_path, monkeypatch):
+    """A right answer is never traced; a wrong one once per failing check (the shrunk example's
+    final run), or twice where the check's examples were replayed (``grader.judge.replay``: the
+    replayed failure runs outside hypothesis), never at every step of hypothesis's shrinking."""
+    from support import CORPUS, grade_folder, make_submission
+
+    import llm_pack.checks.localized as localized
+
+    calls = []
+    real = localized.localize
+    monkeypatch.setattr(localized, "localize", lambda *a, **k: calls.append(1) or real(*a, **k))
+    (right,) = grade_folder(make_submission(tmp_path / "right"), ["4.3"]).exercises
+    assert right.score == right.max_score and calls == []
+    wrong = CORPUS / "ex4_3" / "wrong_gelu_constant.py"
+    (result,) = grade_folder(make_submission(tmp_path / "wrong", {"4.3": wrong}), ["4.3"]).exercises
+    failing = [c for c in result.checks if not c.passed]
+    assert len(failing) == 5 and len(failing) <= len(calls) <= 2 * len(failing)
