@@ -52,19 +52,25 @@ def _inside(filename: str, folder: Path) -> bool:
 
 
 def student_frames(exc: BaseException, student_dir: Path) -> list[dict]:
-    """The traceback frames that lie in the student's own files, innermost last."""
-    frames = []
+    """The traceback frames that lie in the student's own files, innermost last. A list, dict
+    or set comprehension is its enclosing function's frame, as Python 3.12 runs it (PEP 709):
+    the same frames, names and lines on every Python."""
+    frames: list[dict] = []
     for fs in traceback.extract_tb(exc.__traceback__):
         if _inside(fs.filename, student_dir):
-            frames.append(
-                {
-                    "file": Path(fs.filename).name,
-                    "line": fs.lineno or 0,
-                    "function": str(fs.name),
-                    "code": _code_line(fs),
-                }
-            )
+            frame = {
+                "file": Path(fs.filename).name,
+                "line": fs.lineno or 0,
+                "function": str(fs.name),
+                "code": _code_line(fs),
+            }
+            if frame["function"] in _INLINED and frames and frames[-1]["file"] == frame["file"]:
+                frame["function"] = frames.pop()["function"]
+            frames.append(frame)
     return frames[-5:]
+
+
+_INLINED = ("<listcomp>", "<dictcomp>", "<setcomp>")  # their own frames before Python 3.12
 
 
 def _shared_packages() -> tuple[str, ...]:
