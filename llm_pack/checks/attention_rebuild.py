@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from grader.judge import hints
+from grader.judge.differences import pair_text
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import (
     ATOL,
@@ -25,7 +26,6 @@ from grader.judge.properties import (
     expect_tensor,
     explain_student_error,
     is_stub,
-    tensor_text,
 )
 from grader.shared.torchseed import seeded
 from llm_pack.checks import too_big
@@ -167,7 +167,7 @@ def assert_causal(
         raise CheckFailed(
             f"changing only {later} of the input (counting from 0) changed the context vector "
             f"of token {token}: the module lets a token see the tokens after it.\n"
-            f"Before: {tensor_text(before[:, token])}\nAfter:  {tensor_text(after[:, token])}"
+            + pair_text(before[:, token], after[:, token], ("Before", "After"))
         )
 
 

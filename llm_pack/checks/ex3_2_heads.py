@@ -20,8 +20,9 @@ import re
 import torch
 from torch import nn
 
+from grader.judge.differences import largest_text, pair_text
 from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, tensor_text
+from grader.judge.properties import Check, CheckFailed
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     build_student,
@@ -90,7 +91,8 @@ def check_own_weights(worker: WorkerHandle, ex: dict) -> None:
                 f"into heads.0 were overwritten by those of heads.{heads - 1}), so they always "
                 "hold the same weights and compute the same context vectors"
             )
-    raise CheckFailed(f"{message}\nExpected: {tensor_text(expected)}\nGot:      {tensor_text(got)}")
+    detail = largest_text(expected, got)
+    raise CheckFailed(f"{message}{f' ({detail})' if detail else ''}\n{pair_text(expected, got)}")
 
 
 def reproduce_own_weights(ex: dict) -> str:

@@ -4,10 +4,10 @@ The oracle is the reference ``GPTModel`` whose ``nn.Dropout`` modules get each p
 (``llm_pack.checks.gpt_reference.reference_with_rates``); the student's model is built in the
 worker, loaded with the oracle's weights, and run on the judge's input.
 
-Where each rate acts is found deterministically: one rate at 1.0 zeroes its place, the other
-two at 0.0 do nothing, and neither draws random numbers, so the student's train-mode logits
-must equal the oracle's whatever order the student draws dropout masks in. Only the last, small
-check (three fractional rates, same torch seed) needs masks drawn in the book's order.
+Where each rate acts is found deterministically: one rate at 1.0 zeroes its place, the other two
+at 0.0 do nothing, and neither draws random numbers, so the student's train-mode logits must
+equal the oracle's whatever order the student draws dropout masks in. Only the last check
+(three fractional rates, same torch seed) needs masks drawn in the book's order.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
+from grader.judge.differences import largest_text, pair_text
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import (
@@ -222,13 +223,15 @@ def check_isolated(key: str):
                 "hand-written x * mask / (1 - p) divides 0 by 0 there; nn.Dropout does not)"
             )
         elif acting == []:
-            message += f". Your logits are the reference's without any dropout: {key} has no "
-            message += "effect in your model"
+            message += f". Your logits are the reference's without dropout: {key} does nothing"
         elif acting is not None:
             zeroed = " and ".join(PLACES[k] for k in acting)
             message += f". Your logits are the reference's with {zeroed} zeroed instead"
-        message += f"\nExpected: {tensor_text(expected)}\nGot:      "
-        message += tensor_text(got) if isinstance(got, torch.Tensor) else repr(got)
+        if isinstance(got, torch.Tensor):  # where they differ most, in digits that differ
+            message += f" ({d})" if (d := largest_text(expected, got)) else ""
+            message += "\n" + pair_text(expected, got)
+        else:
+            message += f"\nExpected: {tensor_text(expected)}\nGot:      {got!r}"
         with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
             raise CheckFailed(message)
 
