@@ -64,7 +64,7 @@ def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> A
         if is_stub(exc.info):
             raise
         raise CheckFailed(
-            f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info)
+            f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info), exc.info
         ) from None
 
 

@@ -91,7 +91,7 @@ def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
         if "meta" not in str(exc.info.get("message", "")):
             raise
         raise CheckFailed(
-            f"{explain_student_error(exc.info)}\n{META_NOTE}", hints.raised(exc.info)
+            f"{explain_student_error(exc.info)}\n{META_NOTE}", hints.raised(exc.info), exc.info
         ) from None
     if isinstance(got, dict):
         raise CheckFailed(
