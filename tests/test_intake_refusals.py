@@ -44,7 +44,7 @@ def notebook(path: Path, first_source: str, tagged: bool = True) -> Path:
     ``first_source``; written by ``json`` itself, which escapes a lone surrogate ("\\ud800")."""
     cells = []
     for ex in EXERCISES:
-        source = first_source if ex is FIRST else solution_source(ex.id)
+        source = first_source if ex.id == FIRST.id else solution_source(ex.id)
         metadata = {"tags": [f"exercise-{ex.id}"]} if tagged else {}
         cells.append({"cell_type": "code", "execution_count": None, "metadata": metadata,
                       "outputs": [], "source": source})  # fmt: skip
