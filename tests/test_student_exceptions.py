@@ -242,7 +242,7 @@ def test_a_notebook_answer_is_told_its_cell_and_line(tmp_path):
 def test_a_comprehension_is_named_by_its_function_on_every_python(tmp_path):
     """Python 3.12 runs a list comprehension in its function's frame (PEP 709); 3.10 and 3.11
     give it a frame of its own. The student is told the same frames on every Python."""
-    from grader.worker.serve import student_frames
+    from grader.worker.frames import student_frames
 
     student = tmp_path / "answer.py"
     student.write_text("def build(cfg):\n    return [cfg['missing'] for _ in range(2)]\n")

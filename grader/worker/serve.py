@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import gc
 import importlib.util
-import linecache
 import os
-import re
 import sys
 import time
-import traceback
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -32,138 +29,13 @@ from grader.protocol import wire
 from grader.protocol.boot import END, TAMPERED
 from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
 from grader.worker import judgeonly, tripwire
+from grader.worker.frames import where_raised
 from grader.worker.guard import Guard
 
 GUARD_SAW = 118  # the guard's check found a change (the tripwire's own statuses: tripwire)
 assert GUARD_SAW in TAMPERED
 
 MAX_TEXT = TEXT_LIMIT
-
-
-def _code_line(fs: traceback.FrameSummary) -> str:
-    return (fs.line or linecache.getline(fs.filename, fs.lineno or 0)).strip()[:SHORT_LIMIT]
-
-
-def _inside(filename: str, folder: Path) -> bool:
-    try:
-        return Path(filename).resolve().is_relative_to(folder)
-    except (OSError, ValueError, TypeError):
-        return False
-
-
-def student_frames(exc: BaseException, student_dir: Path) -> list[dict]:
-    """The traceback frames that lie in the student's own files, innermost last. A list, dict
-    or set comprehension is its enclosing function's frame, as Python 3.12 runs it (PEP 709):
-    the same frames, names and lines on every Python."""
-    frames: list[dict] = []
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if _inside(fs.filename, student_dir):
-            frame = {
-                "file": Path(fs.filename).name,
-                "line": fs.lineno or 0,
-                "function": str(fs.name),
-                "code": _code_line(fs),
-            }
-            if frame["function"] in _INLINED and frames and frames[-1]["file"] == frame["file"]:
-                frame["function"] = frames.pop()["function"]
-            frames.append(frame)
-    return frames[-5:]
-
-
-_INLINED = ("<listcomp>", "<dictcomp>", "<setcomp>")  # their own frames before Python 3.12
-
-
-def _shared_packages() -> tuple[str, ...]:
-    """The packages whose code every answer may share (each pack's ``shared``): the code an
-    answer imports or copies, whose frame is worth naming when an exception is raised in it."""
-    from grader.shared.packs import packs
-
-    return tuple(name.split(".")[0] for pack in packs() for name in pack.shared)
-
-
-def _module_of(frame: types.FrameType) -> str:
-    module = frame.f_globals
-    name = dict.get(module, "__name__") if isinstance(module, dict) else None
-    return name if isinstance(name, str) else ""
-
-
-def _shown_as(filename: str, module: str) -> str:
-    """A shared module's file as ``package/module.py`` (always with a ``/``: a frame of the
-    student's files is named by its file alone, and the judge tells the two apart so)."""
-    path = Path(filename)
-    parts = module.split(".")[:-1] if path.stem != "__init__" else module.split(".")
-    return "/".join([*(parts or [path.parent.name or "?"]), path.name])[:SHORT_LIMIT]
-
-
-def shared_frames(exc: BaseException, student_dir: Path) -> tuple[Any, Any]:
-    """``(entry, innermost)``: the traceback entries where the exception went into and was
-    raised in shared code (``_shared_packages``) below the student's last frame, or None."""
-    shared, entry, innermost, inside = _shared_packages(), None, None, {}
-    tb, seen = exc.__traceback__, 0
-    while tb is not None and seen < 10_000:
-        frame, seen = tb.tb_frame, seen + 1
-        filename = frame.f_code.co_filename
-        if filename not in inside:
-            inside[filename] = _inside(filename, student_dir)
-        if inside[filename]:
-            entry = innermost = None  # the student's code again: what raised is below it
-        elif _module_of(frame).split(".")[0] in shared:
-            entry, innermost = entry or tb, tb
-        tb = tb.tb_next
-    return entry, innermost
-
-
-def _shared_frame(tb: types.TracebackType) -> dict:
-    code = tb.tb_frame.f_code
-    return {
-        "file": _shown_as(code.co_filename, _module_of(tb.tb_frame)),
-        "line": tb.tb_lineno or 0,
-        "function": str(getattr(code, "co_qualname", code.co_name))[:SHORT_LIMIT],
-        "code": linecache.getline(code.co_filename, tb.tb_lineno or 0).strip()[:SHORT_LIMIT],
-    }
-
-
-def _naming_line(entry: types.TracebackType, student_dir: Path) -> dict | None:
-    """Where the student's module names the shared class or function that was called into
-    (``X = package.X``, ``from package import X``), for an exception raised with no frame in
-    the student's files (a probe called that name of theirs)."""
-    frame = entry.tb_frame
-    head = str(getattr(frame.f_code, "co_qualname", frame.f_code.co_name)).split(".")[0]
-    called = dict.get(frame.f_globals, head) if isinstance(frame.f_globals, dict) else None
-    for module in list(sys.modules.values()) if called is not None else ():
-        filename = dict.get(vars(module), "__file__") if type(module) is types.ModuleType else 0
-        if not isinstance(filename, str) or not _inside(filename, student_dir):
-            continue
-        names = [k for k, v in list(vars(module).items()) if v is called and isinstance(k, str)]
-        naming = "|".join(re.escape(n) for n in names[:20]) or "(?!)"
-        said = re.compile(
-            rf"^(?:(?:class|def)\s+(?:{naming})\b|(?:{naming})\s*(?::[^=]*)?=(?!=)"
-            rf"|(?:from\s+\S+\s+)?import\s.*\b(?:{naming})\b)"
-        )
-        lines = linecache.getlines(filename)
-        found = [n for n, text in enumerate(lines, start=1) if said.match(text)]
-        if found:
-            code = lines[found[-1] - 1].strip()[:SHORT_LIMIT]
-            return {"file": Path(filename).name, "line": found[-1], "function": "<module>",
-                    "code": code}  # fmt: skip
-    return None
-
-
-def where_raised(exc: BaseException, student_dir: Path) -> list[dict]:
-    """The frames the judge names: the student's (``student_frames``) and, when the exception
-    was raised in shared code they called (a class imported from a package every answer may
-    use), that code's innermost frame last, its file said with a ``/``; with no frame of the
-    student's at all (a probe called a shared class by the student's name for it), the line
-    of the student's file that names it comes first."""
-    frames = student_frames(exc, student_dir)
-    try:
-        entry, innermost = shared_frames(exc, student_dir)
-        if innermost is None:
-            return frames
-        naming = None if frames else _naming_line(entry, student_dir)
-        return [*frames, *([naming] if naming else []), _shared_frame(innermost)]
-    except Exception:  # the shared code's frames are a bonus: the student's are what counts
-        return frames
 
 
 def _message(exc: BaseException) -> str:
