@@ -39,7 +39,7 @@ from __future__ import annotations
 import os
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # Library functions the worker's reply path calls, by module and name.
@@ -74,7 +74,8 @@ TENSOR_PATH = (
 _BOUND = (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)
 
 
-def _within(name: Any, packages: tuple[str, ...]) -> bool:
+def within(name: Any, packages: Sequence[str]) -> bool:
+    """Whether module ``name`` is one of ``packages`` or inside one."""
     return type(name) is str and any(name == p or name.startswith(p + ".") for p in packages)
 
 
@@ -89,7 +90,7 @@ def grader_modules(packages: tuple[str, ...] = ("grader",)) -> dict[str, types.M
         found[module.__name__] = module
         for value in vars(module).values():
             if type(value) is types.ModuleType and value.__name__ not in found:
-                if _within(value.__name__, packages):
+                if within(value.__name__, packages):
                     stack.append(value)
     return {name: m for name, m in found.items() if sys.modules.get(name) is m}
 
@@ -186,7 +187,7 @@ class Guard:
                     self.tables.append((vars(module), key, _table(value), label))
                 elif isinstance(value, _BOUND):
                     self.bindings.append((vars(module), key, value, label))
-                if isinstance(value, types.FunctionType | type) and _within(
+                if isinstance(value, types.FunctionType | type) and within(
                     value.__module__, packages
                 ):
                     if isinstance(value, type):

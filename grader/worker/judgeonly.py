@@ -18,14 +18,12 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec
 
+from grader.worker.guard import within
+
 
 class JudgeOnly(ImportError):
     """An answer imported one of the pack's judge-only modules; the message says it in the
     student's terms (``grader.worker.serve.describe_exception`` sends it as it is)."""
-
-
-def _within(name: str, prefixes: Sequence[str]) -> bool:
-    return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
 class RefuseJudgeOnly:
@@ -35,7 +33,7 @@ class RefuseJudgeOnly:
         self.prefixes = tuple(prefixes)
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
-        if _within(name, self.prefixes):
+        if within(name, self.prefixes):
             raise _refusal(name)
         return None  # not ours: the next finder looks
 
@@ -107,7 +105,7 @@ def hide(prefixes: Sequence[str]) -> tuple[tuple[str, ...], Callable[..., None] 
     if not prefixes:
         return (), None
     files = files_of(prefixes)
-    for name in [n for n in list(sys.modules) if _within(n, prefixes)]:
+    for name in [n for n in list(sys.modules) if within(n, prefixes)]:
         parent, _, leaf = name.rpartition(".")
         del sys.modules[name]
         holder = sys.modules.get(parent)
