@@ -207,7 +207,7 @@ def test_the_bundle_takes_its_seed_from_grading_toml_or_the_command_line(tmp_pat
 
 
 def test_the_student_edition_never_holds_a_grading_toml(tmp_path):
-    from grader.commands.release import PACKAGES, build_release
+    from grader.editions.release import PACKAGES, build_release
 
     root = tmp_path / "project"
     for name in (*PACKAGES, "templates"):

@@ -26,7 +26,7 @@ import tinypack
 from nbsupport import solution_notebook
 from support import CORPUS, ROOT, grade_folder, make_submission
 
-from grader.commands.release import distinctive_lines, solution_leaks
+from grader.editions.release import distinctive_lines, solution_leaks
 from grader.shared.registry import BY_ID, EXERCISES
 
 MAX_EXAMPLES = headstart.GRADESCOPE_MAX_EXAMPLES  # the bundle of the install test too

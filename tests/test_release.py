@@ -26,13 +26,13 @@ import tinypack
 from support import ROOT, SOLUTION
 
 from grader.commands.cli import UsageError
-from grader.commands.edition_text import pack_toml
-from grader.commands.release import (
+from grader.editions.release import (
     TORCH_CPU_INDEX,
     build_release,
     distinctive_lines,
     solution_leaks,
 )
+from grader.editions.text import pack_toml
 from grader.shared import tomlread
 from grader.shared.packs import read_pack
 from grader.shared.registry import EXERCISES

@@ -150,7 +150,7 @@ def build_bundle(
 def write_bundle(out: Path, settings: dict) -> int:
     """Write the bundle, grading with ``settings`` (see ``bundle_settings``), to ``out``;
     return the number of files in it."""
-    from grader.commands.release import build_release
+    from grader.editions.release import build_release
 
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         package = Path(tmp) / PACKAGE_DIR

@@ -1,7 +1,7 @@
 """``grade notebook OUT.ipynb``: the exercises of the packs in use as one student notebook.
 
 The notebook opens with its introduction (the packs' ``heading``, ``about`` and ``imports``
-words, ``grader.commands.edition_text``) and a cell that installs the course, then gives, for
+words, ``grader.editions.text``) and a cell that installs the course, then gives, for
 each exercise of the registry, its statement (headed by its id and title, the rest from its
 stub's docstring), an answer cell tagged ``exercise-<id>`` holding the stub (from its pack's
 stubs folder) and under it a one-line cell ``grader.check("<id>")`` that grades what the kernel
@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.commands import edition_text
 from grader.commands.options import EXIT_PASSED
+from grader.editions import text as edition_text
 from grader.intake.cells import TAG_PREFIX
 from grader.shared.errors import UsageError
 from grader.shared.packs import Pack
