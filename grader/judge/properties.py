@@ -310,8 +310,11 @@ def filled_dict(value: Any, name: str) -> dict:
     return value
 
 
-def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
-    """Fail with a readable message unless ``actual`` equals ``expected`` up to float noise."""
+def assert_close(
+    actual: Any, expected: torch.Tensor, what: str, rtol: float = RTOL, atol: float = ATOL
+) -> None:
+    """Fail with a readable message unless ``actual`` equals ``expected`` up to float noise:
+    ``|actual - expected| <= atol + rtol * |expected|`` elementwise (``torch.allclose``)."""
     actual = expect_tensor(actual, what)
     if tuple(actual.shape) != tuple(expected.shape):
         raise CheckFailed(
@@ -320,7 +323,7 @@ def assert_close(actual: Any, expected: torch.Tensor, what: str) -> None:
         )
     if actual.dtype != expected.dtype:
         actual = actual.to(expected.dtype)
-    if not torch.allclose(actual, expected, rtol=RTOL, atol=ATOL, equal_nan=True):
+    if not torch.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
         raise CheckFailed(
             f"{what} differs from the expected values "
             f"({differences.largest_text(expected, actual)}).\n"
