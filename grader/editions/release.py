@@ -340,11 +340,10 @@ def build_release(
         (staging / "pyproject.toml").write_text(pyproject, encoding="utf-8")
         readme = edition_text.readme(packs, exercises, TORCH_CPU_INDEX)
         (staging / "README.md").write_text(readme, encoding="utf-8")
-        (staging / ".gitignore").write_text(edition_text.GITIGNORE, encoding="utf-8")
+        (staging / ".gitignore").write_text(edition_text.gitignore(), encoding="utf-8")
         workflow = staging / ".github" / "workflows" / "classroom.yml"
         workflow.parent.mkdir(parents=True)
-        text = edition_text.WORKFLOW.format(cpu_index=TORCH_CPU_INDEX)
-        workflow.write_text(text, encoding="utf-8")
+        workflow.write_text(edition_text.workflow(TORCH_CPU_INDEX), encoding="utf-8")
         leaks = solution_leaks(staging, distinctive_lines(packs, root))
         if leaks:
             raise UsageError(f"refusing to release a solution: {leaks[0]}")
