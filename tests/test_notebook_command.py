@@ -14,7 +14,7 @@ import tinypack
 from nbsupport import solution_source
 from support import ROOT
 
-from grader.commands.notebook import split_stub
+from grader.editions.notebook import split_stub
 from grader.intake.load import load_submission
 from grader.judge.engine import grade
 from grader.shared.packs import read_pack
