@@ -109,7 +109,7 @@ def via_batch(folder: Path, tmp_path: Path) -> dict:
 
 
 def via_gradescope(folder: Path, tmp_path: Path) -> dict:
-    from grader.commands.gradescope import SETTINGS, run_autograder
+    from grader.editions.autograder import SETTINGS, run_autograder
 
     root = tmp_path / "autograder"
     shutil.copytree(folder, root / "submission")
