@@ -175,12 +175,16 @@ def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) ->
 
 
 def _keep(state: dict, obj: Any) -> int:
+    """Keep ``obj`` (a module the student built) in the worker's ``state`` for later probes;
+    the handle, a plain int, goes back to the judge."""
     handle = len(state)
     state[handle] = obj
     return handle
 
 
 def _forward(module, state, handle: int, x: torch.Tensor, train: bool = False, seed: int = 0):
+    """A probe: the kept module ``handle`` on ``x``, in train mode or eval mode, after
+    ``torch.manual_seed(seed)``, without gradients; its output as plain data."""
     m = state[handle]
     m.train(train)
     with seeded(seed), torch.no_grad():
@@ -194,12 +198,39 @@ def _load(module, state, handle: int, weights: dict):
     return {"missing": list(result.missing_keys), "unexpected": list(result.unexpected_keys)}
 
 
-def _on_meta(fn_name: str):
+def _on_meta(fn_name: str) -> Probe:
+    """A probe calling the student's ``fn_name(cfg)`` under the ``meta`` device (a model it
+    builds allocates no memory); what it returned, as a number (``number``)."""
+
     def probe(module, state, cfg: dict):
         with torch.device("meta"):
             return number(getattr(module, fn_name)(dict(cfg)), fn_name)
 
     return probe
+
+
+def answer_probes(
+    function: str, build: dict[str, Callable[[Any], Any]] | None = None
+) -> dict[str, Probe]:
+    """The probe table of an exercise whose answer is the function ``function``: its one probe,
+    ``"call"``, calls ``function`` with the judge's ``args`` (``[name, value]`` pairs, passed
+    in order; the names in ``keywords`` by keyword), each value first rebuilt by ``build[name]``
+    when it has a builder (a model the judge sent as plain data), after
+    ``torch.manual_seed(seed)`` when the judge gives a seed; what it returned, as plain data.
+    Judge side: ``grader.judge.declared.same_as_reference``."""
+    builders = dict(build or {})
+
+    def call(
+        module, state, args: list, keywords: list | None = None, seed: int | None = None
+    ) -> Any:
+        named = set(keywords or ())
+        values = [(n, builders[n](v) if n in builders else v) for n, v in args]
+        positional = [v for n, v in values if n not in named]
+        with seeded(seed):
+            out = getattr(module, function)(*positional, **{n: v for n, v in values if n in named})
+        return plain(out, f"{function} returned")
+
+    return {"call": call}
 
 
 def for_exercise(exercise_id: str) -> dict[str, Probe]:

@@ -1,0 +1,168 @@
+"""The declarative form of the common check: the student's function, called on drawn inputs,
+must give what a reference gives, up to a tolerance.
+
+``same_as_reference`` declares it in a few lines (the answer, a strategy, the arguments, a
+reference, points and a hint) and returns an ordinary ``Check``: hypothesis draws and shrinks
+the examples, the call runs in the sandboxed worker (the probe table of
+``grader.worker.probes.answer_probes``), the reference is computed here meanwhile, and a
+failure gets a message that shows both values where they differ most and a reproduce snippet
+written from the example. Everything that reads checks (reports, the dashboard, the exports,
+``check-pack``) reads these as any other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+
+from grader.judge import hints
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, assert_close, tensor_text
+
+Example = Any
+Compare = Callable[[Any, Any, str], None]  # (got, expected, what) -> None or CheckFailed
+
+
+def literal(value: Any) -> str | None:
+    """Python source that rebuilds ``value`` (plain data and tensors), or None."""
+    if value is None or isinstance(value, bool | int | str):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+    if isinstance(value, torch.Tensor):
+        if value.numel() > 4096:
+            return None
+        return f"torch.tensor({value.tolist()!r}, dtype={value.dtype})"
+    if isinstance(value, list | tuple):
+        items = [literal(v) for v in value]
+        if any(i is None for i in items):
+            return None
+        inner = ", ".join(items) + ("," if isinstance(value, tuple) and len(items) == 1 else "")
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        items = [literal(v) for v in value.values()]
+        if any(i is None for i in items):
+            return None
+        return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(value, items, strict=True)) + "}"
+    return None
+
+
+def close(got: Any, expected: Any, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
+    """The default comparison: tensors elementwise within ``atol + rtol * |expected|`` (a
+    tensor of one element and a number compare as numbers), numbers the same way, anything
+    else by ``==``; else ``CheckFailed`` saying how they differ."""
+    if isinstance(expected, torch.Tensor) and expected.numel() == 1 and _number(got):
+        expected = expected.item()
+    if isinstance(expected, torch.Tensor):
+        assert_close(got, expected, what, rtol, atol)
+        return
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        if isinstance(got, torch.Tensor) and got.numel() == 1:
+            got = got.item()
+        if not _number(got):
+            kind = "None" if got is None else type(got).__name__
+            raise CheckFailed(f"{what} should be a number, but it is {kind}", hints.returned(kind))
+        if not math.isclose(float(got), float(expected), rel_tol=rtol, abs_tol=atol):
+            raise CheckFailed(
+                f"{what} is {got!r}, expected {expected!r} (a difference of "
+                f"{abs(float(got) - float(expected)):.3g}; allowed: {atol:g} + {rtol:g} x "
+                f"|expected|)",
+                hints.VALUES,
+            )
+        return
+    if got != expected:
+        raise CheckFailed(f"{what} is {got!r}, expected {expected!r}")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _call_text(function: str, args: Mapping[str, Any], keywords: tuple[str, ...]) -> str:
+    parts = [f"{n}={n}" if n in keywords else n for n in args]
+    return f"{function}({', '.join(parts)})"
+
+
+def same_as_reference(
+    *,
+    name: str,
+    answer: str,
+    strategy: st.SearchStrategy,
+    arguments: Callable[[Example], Mapping[str, Any]],
+    reference: Callable[[Example], Any],
+    points: float,
+    hint: str,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    compare: Compare | None = None,
+    setup: Callable[[Example], str] | None = None,
+    keywords: tuple[str, ...] = (),
+    seed: Callable[[Example], int] | None = None,
+    probe: str = "call",
+    max_examples: int = 20,
+    examples: tuple[Any, ...] = (),
+    hint_kinds: tuple[str, ...] = hints.OWN_KINDS,
+    known: tuple[hints.Known, ...] = (),
+) -> Check:
+    """A ``Check`` that ``answer`` (``"<student module>:<function>"``, e.g.
+    ``"ex_mean:mean_of"``) called with ``arguments(example)`` (a dict
+    name -> plain data or tensors, passed in order; the names in ``keywords`` by keyword)
+    returns ``reference(example)``, within ``rtol``/``atol`` (``close``) or as ``compare``
+    decides.
+
+    ``setup(example)`` is the snippet's code that defines the arguments a literal cannot
+    (a model: ``model = build_model(...)``); the others are written as literals. With ``seed``,
+    the worker calls the answer after ``torch.manual_seed(seed(example))`` (so does the
+    snippet); seed the reference yourself (``seeded``) if it draws. ``probe`` is the probe
+    table's entry that calls the answer (``answer_probes`` names it ``"call"``).
+    """
+    module, _, function = answer.partition(":")
+    if not module or not function:
+        raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
+    judge = compare or (lambda got, want, what: close(got, want, what, rtol, atol))
+
+    def run(worker: WorkerHandle, example: Example) -> None:
+        args = dict(arguments(example))
+        got, expected = worker.call_while(
+            probe,
+            lambda: reference(example),
+            args=[[n, v] for n, v in args.items()],
+            keywords=list(keywords),
+            seed=None if seed is None else int(seed(example)),
+        )
+        judge(got, expected, _call_text(function, args, keywords))
+
+    def reproduce(example: Example) -> str:
+        args = dict(arguments(example))
+        defined = setup(example) if setup else ""
+        lines = ["import torch", f"from exercises.{module} import {function}", ""]
+        lines += [defined.rstrip("\n")] if defined else []
+        for n, v in args.items():
+            if f"{n} =" not in defined:
+                lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+        if seed is not None:
+            lines.append(f"torch.manual_seed({int(seed(example))})")
+        expected = reference(example)
+        shown = tensor_text(expected) if isinstance(expected, torch.Tensor) else repr(expected)
+        lines += [
+            f"print('yours:   ', {_call_text(function, args, keywords)})",
+            f"print('expected:', {shown!r})",
+        ]
+        return "\n".join(lines) + "\n"
+
+    return Check(
+        name=name,
+        points=points,
+        strategy=strategy,
+        run=run,
+        hint=hint,
+        reproduce=reproduce,
+        max_examples=max_examples,
+        examples=examples,
+        hint_kinds=hint_kinds,
+        known=known,
+    )

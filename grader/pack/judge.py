@@ -1,0 +1,136 @@
+"""The judge side of the public face: what a pack's checks, strategies and oracles import.
+
+Checks:
+
+- ``Check(name, points, strategy, run, hint, reproduce=None, counterexample=None,
+  max_examples=20, examples=(), hint_kinds=OWN_KINDS, known=())``: one graded behaviour;
+  ``run(worker, example)`` raises ``CheckFailed`` when the answer is wrong on ``example``.
+  Checks run under ``torch.no_grad()``: a reference that needs gradients computes them inside
+  ``with torch.enable_grad():``.
+- ``CheckFailed(message, kind=WRONG, info=None)``: the answer is wrong; ``kind`` chooses the
+  hint (below).
+- ``same_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
+  rtol=RTOL, atol=ATOL, ...)``: the declarative check of a function against a reference.
+- ``StudentError``: the student's code raised in the worker (``info``: its description);
+  ``explain_student_error(info)``, ``is_stub(info)``.
+
+Comparisons: ``assert_close(got, expected, what, rtol=RTOL, atol=ATOL)`` (``RTOL`` = 1e-4,
+``ATOL`` = 1e-5), ``close`` (tensors, numbers, plain data), ``expect_tensor``, ``filled_dict``,
+``tensor_text``, ``pair_text``/``largest_text`` (where two tensors differ most), ``literal``
+(Python source of a value, for snippets). Localizing a module's first difference:
+``first_difference``, ``module_renames``, ``Difference``.
+
+Failure kinds, which choose the hint shown: ``NOT_DONE``, ``WRONG``, ``SHAPE``, ``VALUES``,
+``COUNT``, ``STRUCTURE``, ``INCONSISTENT``, ``raised(info)`` (``raised:<Type>``),
+``returned(type_name)`` (``type:<Name>``), ``count(mistake)`` (``count:<mistake>``);
+``OWN_KINDS`` (a check's own hint is for these by default); ``Known(kind, hint, pattern="")``,
+a pack's hint for a known mistake.
+
+Shared state: ``seeded(seed)`` (torch's generator, seeded and locked for the block),
+``remembered`` (an expected value computed once per process), ``on_forget``.
+``Worker``: the protocol of the handle a check's ``run`` gets. ``MAX_MESSAGE_BYTES``: the most
+one reply of a worker may carry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from grader.judge.declared import close, literal, same_as_reference
+from grader.judge.differences import largest_text, pair_text
+from grader.judge.hints import (
+    COUNT,
+    INCONSISTENT,
+    NOT_DONE,
+    OWN_KINDS,
+    SHAPE,
+    STRUCTURE,
+    VALUES,
+    WRONG,
+    Known,
+    count,
+    raised,
+    returned,
+)
+from grader.judge.launch.handle import StudentError
+from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.memo import on_forget, remembered
+from grader.judge.properties import (
+    ATOL,
+    RTOL,
+    Check,
+    CheckFailed,
+    assert_close,
+    expect_tensor,
+    explain_student_error,
+    filled_dict,
+    is_stub,
+    tensor_text,
+)
+from grader.protocol.wire import MAX_MESSAGE_BYTES
+from grader.shared.torchseed import seeded
+
+T = TypeVar("T")
+
+
+class Worker(Protocol):
+    """The handle a check's ``run(worker, example)`` gets: one sandboxed worker that has the
+    student's module loaded and the exercise's probe table."""
+
+    def call(self, action: str, timeout: float | None = None, **args: Any) -> Any:
+        """Run the probe ``action`` with ``args`` (plain data and tensors) in the worker and
+        return its plain-data value. The student's code raising there raises ``StudentError``
+        here; ``timeout`` defaults to the course's limit for one call."""
+        ...
+
+    def call_while(
+        self,
+        action: str,
+        meanwhile: Callable[[], T] | None,
+        timeout: float | None = None,
+        **args: Any,
+    ) -> tuple[Any, T | None]:
+        """``call``, running ``meanwhile()`` here while the worker computes (the expected
+        value, say); both results."""
+        ...
+
+
+__all__ = [
+    "ATOL",
+    "COUNT",
+    "INCONSISTENT",
+    "MAX_MESSAGE_BYTES",
+    "NOT_DONE",
+    "OWN_KINDS",
+    "RTOL",
+    "SHAPE",
+    "STRUCTURE",
+    "VALUES",
+    "WRONG",
+    "Check",
+    "CheckFailed",
+    "Difference",
+    "Known",
+    "StudentError",
+    "Worker",
+    "assert_close",
+    "close",
+    "count",
+    "expect_tensor",
+    "explain_student_error",
+    "filled_dict",
+    "first_difference",
+    "is_stub",
+    "largest_text",
+    "literal",
+    "module_renames",
+    "on_forget",
+    "pair_text",
+    "raised",
+    "remembered",
+    "returned",
+    "same_as_reference",
+    "seeded",
+    "tensor_text",
+]

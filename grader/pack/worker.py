@@ -1,0 +1,50 @@
+"""The worker side of the public face: what a pack's probes import. Nothing here imports the
+judge or hypothesis (an import contract holds it).
+
+A probe is ``probe(module, state, **args)``: ``module`` is the student's module, ``state`` a
+dict that lives as long as the worker (kept objects), ``args`` what the judge sent (plain data
+and tensors). It returns plain data and tensors, and judges nothing.
+
+- ``plain(obj, where="the value")``: a copy of ``obj`` made of dicts, lists, str, numbers,
+  bools, None and CPU tensors, else ``NotPlainData`` saying in the student's words (``where``:
+  "your forward returned") what came back.
+- ``number(obj, what)``: an int or float from an answer, or a description of what came instead.
+- Handing a module over: ``keep(state, module) -> handle`` keeps the student's module in the
+  worker; ``forward(module, state, handle, x, train=False, seed=0)`` is a probe running it
+  (without gradients, after ``torch.manual_seed(seed)``); ``load_weights(module, state,
+  handle, weights)`` a probe loading the judge's weights into it; ``describe_module(m,
+  values=True, attrs=())`` its class, state, parameters, buffers and dropouts as plain data,
+  for the judge to rebuild a clean reference module; ``trace_kept``/``trace_module`` record
+  each submodule's input and output (the judge's ``first_difference`` reads them).
+- ``on_meta(fn_name)``: a probe calling ``fn_name(cfg)`` under the ``meta`` device.
+- ``answer_probes(function, build=None)``: the probe table of a declarative check
+  (``grader.pack.judge.same_as_reference``); ``build`` maps an argument's name to the function
+  that rebuilds it from the plain data the judge sent (a model from its config and weights).
+- ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
+"""
+
+from __future__ import annotations
+
+from grader.shared.torchseed import seeded
+from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
+from grader.worker.probes import _forward as forward
+from grader.worker.probes import _keep as keep
+from grader.worker.probes import _load as load_weights
+from grader.worker.probes import _on_meta as on_meta
+from grader.worker.trace import trace_kept, trace_module
+
+__all__ = [
+    "NotPlainData",
+    "Probe",
+    "answer_probes",
+    "describe_module",
+    "forward",
+    "keep",
+    "load_weights",
+    "number",
+    "on_meta",
+    "plain",
+    "seeded",
+    "trace_kept",
+    "trace_module",
+]
