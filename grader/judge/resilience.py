@@ -7,7 +7,10 @@ graded becomes that exercise's result, and the others are graded normally:
   student code rewrote the grader, see ``grader.worker.guard``) becomes the *tampered* verdict:
   status ``error``, no points, every check's message starting with ``result.TAMPERED``;
 - any other exception (a bug of ours) becomes status ``error`` with every check's message
-  starting with ``result.GRADER_FAILED`` and one line saying what failed; the traceback goes to
+  starting with ``result.GRADER_FAILED`` and one line saying what failed; one that left from a
+  pack's own file (its check, its reference) is the author's: "your check <file> line N raised
+  <Type>: <message>" (``result.CHECK_RAISED``), with what to do for a backward pass under the
+  judge's ``torch.no_grad()``; the traceback goes to
   the file named by ``$GRADE_TRACE_LOG`` (``grade batch`` points it into OUT), else one line on
   stderr;
 - every string of the result is passed through ``grader.shared.safetext`` once more, so that no
@@ -26,11 +29,18 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from grader.judge.launch.handle import Tampered
 from grader.judge.scoring import unrun_exercise
-from grader.result.schema import GRADER_FAILED, TAMPERED, CheckResult, ExerciseResult
+from grader.result.schema import (
+    CHECK_RAISED,
+    GRADER_FAILED,
+    TAMPERED,
+    CheckResult,
+    ExerciseResult,
+)
 from grader.shared.safetext import MESSAGE_LIMIT, one_line, safe_text, safe_value
 
 TRACE_LOG_ENV = "GRADE_TRACE_LOG"
@@ -70,7 +80,45 @@ def tampered_message(exercise_id: str, what: str) -> str:
 
 
 def failure_message(exc: BaseException) -> str:
-    return GRADER_FAILED + one_line(f"{type(exc).__name__}: {exc}", 300)
+    """What an exercise's checks say when grading it raised ``exc``: the author's code and
+    line when the exception left from a pack's file (``author_frame``), else the grader's
+    failure."""
+    what = f"{type(exc).__name__}: {exc}"
+    where = author_frame(exc)
+    if where is None:
+        return GRADER_FAILED + one_line(what, 300)
+    return f"{CHECK_RAISED}{where[0]} line {where[1]} raised {one_line(what, 300)}{_advice(exc)}"
+
+
+def author_frame(exc: BaseException) -> tuple[str, int] | None:
+    """The last frame of ``exc``'s traceback inside the folder of a pack in use (its checks,
+    its reference), as ``(file from the pack's parent folder, line)``; None when it never ran
+    there (a failure of the grader's own)."""
+    from grader.shared.packs import PackError, packs
+
+    try:
+        folders = [p.folder.resolve() for p in packs()]
+    except (PackError, OSError):
+        return None
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename)
+        for folder in folders:
+            if path.is_absolute() and path.resolve().is_relative_to(folder):
+                found = (path.resolve().relative_to(folder.parent).as_posix(), frame.lineno or 0)
+    return found
+
+
+NO_GRAD = "does not require grad"  # PyTorch's words for a backward() without gradients
+
+
+def _advice(exc: BaseException) -> str:
+    if NO_GRAD in str(exc):
+        return (
+            " (the judge runs checks under torch.no_grad(): wrap the code that needs gradients "
+            "in `with torch.enable_grad():`)"
+        )
+    return ""
 
 
 def verdict(exercise: Any, check_points: Any, message: str) -> ExerciseResult:
@@ -90,6 +138,13 @@ def clean(result: ExerciseResult) -> ExerciseResult:
         check.counterexample = safe_value(check.counterexample, MESSAGE_LIMIT)
         if check.reproduce is not None:
             check.reproduce = safe_text(check.reproduce, None)
+        if check.cause is not None:
+            check.cause = {k: safe_text(str(v), MESSAGE_LIMIT) for k, v in check.cause.items()}
+    for entry in result.diagnosis:
+        entry.update(
+            {k: safe_text(str(entry[k]), MESSAGE_LIMIT) for k in ("key", "cause", "hint")},
+            checks=[safe_text(str(n), MESSAGE_LIMIT) for n in entry["checks"]],
+        )
     result.title = safe_text(result.title)
     return result
 
@@ -108,10 +163,15 @@ def keeps_going(grade_exercise: Callable[..., ExerciseResult]) -> Callable[..., 
         except Exception as exc:
             message = failure_message(exc)
             if not log_trace(f"exercise {exercise.id}"):
-                what = message.removeprefix(GRADER_FAILED)
+                said = (
+                    f"internal error while grading {exercise.id}: "
+                    f"{message.removeprefix(GRADER_FAILED)} (the other"
+                    if message.startswith(GRADER_FAILED)
+                    else f"{message} (while grading {exercise.id}; the other"
+                )
                 print(
-                    f"grade: internal error while grading {exercise.id}: {what} (the other "
-                    "exercises are graded; set GRADE_TRACE_LOG=FILE to keep the traceback)",
+                    f"grade: {said} exercises are graded; set GRADE_TRACE_LOG=FILE to keep the "
+                    "traceback)",
                     file=sys.stderr,
                 )
             return clean(verdict(exercise, check_points, message))

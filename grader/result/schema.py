@@ -27,6 +27,10 @@ class CheckResult:
     message: str
     counterexample: Any = None
     reproduce: str | None = None
+    # The cause the evidence in this answer points to, shared by every check it breaks:
+    # {"key": what makes two failures one cause, "text": the cause in words, with its evidence,
+    # "hint": what to do about it}. The message of a check with a cause holds no hint of its own.
+    cause: dict | None = None
 
 
 @dataclass
@@ -37,6 +41,9 @@ class ExerciseResult:
     max_score: float
     status: Status
     checks: list[CheckResult] = field(default_factory=list)
+    # The causes of the failing checks, root cause first: [{"key", "cause", "hint", "checks":
+    # [names of the checks it breaks]}] (``grader.judge.causes.diagnosis``).
+    diagnosis: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +105,10 @@ TAMPERED = "tampered: "
 # An exercise the grader itself failed on (a bug of ours): status "error", and every check's
 # message starts with this.
 GRADER_FAILED = "the grader failed on this exercise: "
+# An exercise whose pack's own code (a check, its reference) raised: the author's failure, not
+# the student's, and a failure of the grade as the grader's is ("your check <file> line N
+# raised <Type>: <message>").
+CHECK_RAISED = "your check "
 # An exercise whose worker could not be started or set up (before the student's file was
 # imported): a failure of the grader too, told in its own words.
 WORKER_NOT_STARTED = "the grader could not start a worker: "
@@ -119,5 +130,7 @@ def is_tampered(exercise: ExerciseResult | dict) -> bool:
 
 
 def grader_failed(exercise: ExerciseResult | dict) -> bool:
-    """Whether the grader itself failed on the exercise (works on the JSON form too)."""
-    return any(m.startswith((GRADER_FAILED, WORKER_NOT_STARTED)) for m in _messages(exercise))
+    """Whether the grader itself, or the pack's own code, failed on the exercise (works on the
+    JSON form too)."""
+    said = (GRADER_FAILED, WORKER_NOT_STARTED, CHECK_RAISED)
+    return any(m.startswith(said) for m in _messages(exercise))

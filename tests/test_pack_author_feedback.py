@@ -1,0 +1,82 @@
+"""What a pack's author meets (issue 42): an exception in the author's own check is said as
+"your check <file> line N raised ..." with exit status 2 (and what to do for a backward pass
+under the judge's ``torch.no_grad()``), never as the grader's internal error; a reproduce
+snippet of a pack graded from its folder runs as pasted, without ``GRADER_PACK``; ``grade
+release`` refuses with every leaking file and the remedy in ``pack.toml``. Each on the tiny pack
+of ``tests/tinypack.py``, changed as the test needs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import tinypack
+
+from grader.result.schema import CHECK_RAISED, GRADER_FAILED
+
+
+def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``grade ARGS`` in ``cwd`` as a user runs it (no ``GRADER_PACK`` of the test's)."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
+    )
+
+
+def tiny(folder: Path, checks: str | None = None) -> Path:
+    """The tiny pack in ``folder``, its check's body given a first line of ``checks``."""
+    pack = tinypack.make_tiny_pack(folder)
+    if checks is not None:
+        text = (pack / "checks.py").read_text()
+        first = '    got = worker.call("double", x=x)\n'
+        assert first in text
+        (pack / "checks.py").write_text(text.replace(first, first + checks))
+    return pack
+
+
+def line_of(path: Path, text: str) -> int:
+    (number,) = [n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    return number
+
+
+# --- an exception in the author's check ----------------------------------------------------
+
+BACKWARD = """\
+    import torch
+    w = torch.ones(1, requires_grad=True)
+    (w * got).sum().backward()  # the author's reference wants gradients
+"""
+
+
+def test_an_authors_check_that_raises_is_named_with_its_line_and_exit_status_2(tmp_path):
+    pack = tiny(tmp_path, BACKWARD)
+    line = line_of(pack / "checks.py", ".backward()")
+    proc = grade("--pack", str(pack), "../tiny_solution", "--format", "json", cwd=pack)
+    assert proc.returncode == 2, proc.stderr
+    (exercise,) = json.loads(proc.stdout)["exercises"]
+    assert exercise["status"] == "error" and exercise["score"] == 0
+    message = exercise["checks"][0]["message"]
+    assert message.startswith(
+        f"{CHECK_RAISED}tiny_pack/checks.py line {line} raised RuntimeError: element 0 of tensors "
+        "does not require grad"
+    ), message
+    assert "torch.no_grad()" in message and "with torch.enable_grad():" in message
+    assert GRADER_FAILED not in message and "internal error" not in proc.stderr
+    assert f"grade: your check tiny_pack/checks.py line {line} raised RuntimeError" in proc.stderr
+
+
+def test_an_authors_check_raising_anything_else_gets_no_gradient_advice(tmp_path):
+    pack = tiny(tmp_path, "    {}['missing']\n")
+    proc = grade("--pack", str(pack), "../tiny_solution", "--format", "json", cwd=pack)
+    assert proc.returncode == 2, proc.stderr
+    message = json.loads(proc.stdout)["exercises"][0]["checks"][0]["message"]
+    line = line_of(pack / "checks.py", "['missing']")
+    assert message == f"{CHECK_RAISED}tiny_pack/checks.py line {line} raised KeyError: 'missing'"
