@@ -14,7 +14,7 @@ from support import CORPUS, ROOT, grade_folder, make_submission
 
 from grader.judge import hints
 from grader.judge.properties import explain_student_error, is_stub
-from grader.result.common import parse_message
+from grader.result.common import hint_of, parse_message
 from grader.worker.serve import describe_exception
 
 SPLIT = {"emb_dim": 4, "context_length": 2, "n_heads": 1, "n_layers": 1, "qkv_bias": False}
@@ -153,8 +153,8 @@ def test_a_graded_answer_gets_the_line_the_shared_line_and_the_hint(tmp_path):
         assert f"; raised in reference/gpt.py, line {raised}, in TransformerBlock.__init__" in (
             said.text
         )
-        assert said.hint.startswith("your config has no 'drop_rate'")
-        assert f"reference/gpt.py, line {raised} reads it" in said.hint
+        assert hint_of(check).startswith("your config has no 'drop_rate'")
+        assert f"reference/gpt.py, line {raised} reads it" in hint_of(check)
 
 
 COPIED = """\
@@ -202,15 +202,18 @@ def test_a_copied_class_that_reads_the_old_key_is_named_in_the_students_file(tmp
     alone = next(c for c in checks if "on its own" in c.name)
     said = parse_message(alone.message)
     assert f"(in ex4_3_split_dropout.py, line {read}, in __init__" in said.text
-    assert said.hint.startswith("your config has no 'drop_rate'")
-    assert f"your code reads it (in ex4_3_split_dropout.py, line {read}, in __init__)" in said.hint
+    assert hint_of(alone).startswith("your config has no 'drop_rate'")
+    assert f"your code reads it (in ex4_3_split_dropout.py, line {read}, in __init__)" in hint_of(
+        alone
+    )
     # GPTModel is the shared class itself: the line that names it, and the line that raised.
-    model = parse_message(next(c for c in checks if "state_dict keys" in c.name).message)
+    keys = next(c for c in checks if "state_dict keys" in c.name)
+    model = parse_message(keys.message)
     named = line_of(COPIED, "GPTModel =")
     assert f"(in ex4_3_split_dropout.py, line {named}, in <module>: GPTModel = " in model.text
     raised = line_of(BOOK, 'self.drop_emb = nn.Dropout(cfg["drop_rate"])')
     assert f"; raised in reference/gpt.py, line {raised}, in GPTModel.__init__" in model.text
-    assert f"GPTModel.__init__ at reference/gpt.py, line {raised} reads it" in model.hint
+    assert f"GPTModel.__init__ at reference/gpt.py, line {raised} reads it" in hint_of(keys)
 
 
 def test_a_notebook_answer_is_told_its_cell_and_line(tmp_path):
@@ -231,12 +234,13 @@ def test_a_notebook_answer_is_told_its_cell_and_line(tmp_path):
     named = line_of(head.strip(), "TransformerBlock = reference.TransformerBlock")
     raised = line_of(BOOK, 'dropout=cfg["drop_rate"]')
     texts = [parse_message(c.message) for c in checks]
+    told = [hint_of(c) for c in checks]
     assert any(f"(in cell 4, line {called}, in " in t.text for t in texts), texts
     assert any(f"(in cell 3, line {named}, in <module>: " in t.text for t in texts), texts
-    for said in texts:
-        assert "ex4_3_split_dropout.py" not in said.text + said.hint
+    for said, hint in zip(texts, told, strict=True):
+        assert "ex4_3_split_dropout.py" not in said.text + hint
         assert f"raised in reference/gpt.py, line {raised}" in said.text
-        assert said.hint.startswith("your config has no 'drop_rate'")
+        assert hint.startswith("your config has no 'drop_rate'")
 
 
 def test_a_comprehension_is_named_by_its_function_on_every_python(tmp_path):

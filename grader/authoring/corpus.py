@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.result.common import parse_message
+from grader.result.common import hint_of
 from grader.result.schema import ExerciseResult
 from grader.shared.packs import Exercise
 
@@ -100,12 +100,14 @@ def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
                 f"expect-failing: {expected!r} names no failing check (failing: "
                 f"{'; '.join(failing) or 'none'})"
             )
-    hints = {c.name: parse_message(c.message).hint for c in exercise.checks if not c.passed}
+    hints = {c.name: hint_of(c) for c in exercise.checks if not c.passed}
     for wanted in case.expect_hint:
         missing = [name for name, hint in hints.items() if wanted not in hint]
         if missing:
             found.append(f"expect-hint: {wanted!r} is not in the hint of {'; '.join(missing)}")
-    messages = [c.message for c in exercise.checks if not c.passed]
+    messages = [
+        f"{(c.cause or {}).get('text', '')}\n{c.message}" for c in exercise.checks if not c.passed
+    ]
     for wanted in case.expect_message:
         if not any(wanted in message for message in messages):
             found.append(f"expect-message: {wanted!r} is in no failing check's message")

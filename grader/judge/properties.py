@@ -20,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure
 
-from grader.judge import differences, hints, replay
+from grader.judge import causes, differences, hints, replay
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
 
@@ -49,12 +49,21 @@ class CheckFailed(AssertionError):
     """The student's answer is wrong on this example; the message says how, in plain words,
     and ``kind`` what kind of failure it is (``grader.judge.hints``), which chooses the hint.
     A check that says a ``StudentError`` in its own words passes the worker's ``info`` on,
-    so that the hint can read the exception's evidence (``hints.from_exception``)."""
+    so that the hint can read the exception's evidence (``hints.from_exception``). A check whose
+    probe confirmed the cause of the failure in this answer gives it as ``cause``
+    (``grader.judge.causes``): it is explained once for all the checks it breaks."""
 
-    def __init__(self, message: str, kind: str = hints.WRONG, info: dict | None = None):
+    def __init__(
+        self,
+        message: str,
+        kind: str = hints.WRONG,
+        info: dict | None = None,
+        cause: causes.Cause | None = None,
+    ):
         super().__init__(message)
         self.kind = kind
         self.info = info
+        self.cause = cause
 
 
 @dataclass(frozen=True)
@@ -183,7 +192,9 @@ def run_check(
                 raise NotDone(exc.info) from None
             raise
 
-    def failed(message: str, kind: str, info: dict | None = None) -> CheckResult:
+    def failed(
+        message: str, kind: str, info: dict | None = None, cause: causes.Cause | None = None
+    ) -> CheckResult:
         example = last.get("example")
         counterexample = _jsonable(
             check.counterexample(example) if check.counterexample else example
@@ -191,14 +202,19 @@ def run_check(
         hint = (hints.from_exception(info, counterexample) if info else "") or hints.choose(
             kind, message, check.hint, check.hint_kinds, check.known
         )
+        if cause is None and info is not None and kind != hints.NOT_DONE:
+            cause = causes.from_exception(info, message.partition("\n")[0])
+        if cause is not None:  # the hint goes with the cause, said once for its checks
+            cause = causes.Cause(cause.key, cause.text, cause.hint or hint)
         return CheckResult(
             name=check.name,
             points=0.0,
             max_points=check.points,
             passed=False,
-            message=f"{message}\nHint: {hint}" if hint else message,
+            message=f"{message}\nHint: {hint}" if hint and cause is None else message,
             counterexample=counterexample,
             reproduce=check.reproduce(example) if check.reproduce else None,
+            cause=cause.as_dict() if cause is not None else None,
         )
 
     try:
@@ -210,7 +226,7 @@ def run_check(
                 test = replay.answering(body, examples, diverged, note)
                 _hypothesis_test(check, test, exercise_id, seed, limit)()
     except CheckFailed as exc:
-        return failed(str(exc), exc.kind, exc.info)
+        return failed(str(exc), exc.kind, exc.info, exc.cause)
     except NotDone as exc:
         return failed(not_done_text(exc.info.get("message", "")), hints.NOT_DONE)
     except StudentError as exc:

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from grader.judge.causes import diagnosis
 from grader.result.schema import CheckResult, ExerciseResult
 from grader.shared.packs import resolve
 from grader.shared.registry import BY_ID, Exercise, pack_of
@@ -51,14 +52,17 @@ def unrun_checks(checks: list[Check], message: str) -> list[CheckResult]:
 def finish_exercise(
     exercise: Exercise, status: str, results: list[CheckResult], scale: float
 ) -> ExerciseResult:
-    """The exercise's result: its checks' weights scaled by ``scale`` and added up; a
-    ``failed`` exercise all of whose checks passed is ``passed``."""
+    """The exercise's result: its checks' weights scaled by ``scale`` and added up, the causes
+    of its failures grouped (``causes.diagnosis``); a ``failed`` exercise all of whose checks
+    passed is ``passed``."""
     for r in results:
         r.points, r.max_points = r.points * scale, r.max_points * scale
     score = round(sum(r.points for r in results), 6)
     if status == "failed" and all(r.passed for r in results):
         status = "passed"
-    return ExerciseResult(exercise.id, exercise.title, score, exercise.max_score, status, results)
+    return ExerciseResult(
+        exercise.id, exercise.title, score, exercise.max_score, status, results, diagnosis(results)
+    )
 
 
 def unrun_exercise(

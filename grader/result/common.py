@@ -9,6 +9,7 @@ crashed worker, ``Your code printed (last lines):`` followed by the output.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -224,6 +225,11 @@ def check_text(check: CheckResult, reproduce: bool = True, limit: int = DEFAULT_
     """One failed check as plain text: what went wrong, the evidence, the hint, the snippet."""
     msg = parse_message(visible(check.message))
     lines = [msg.text]
+    if check.cause:  # the cause, with its hint, said with each check (a check stands alone here)
+        msg = without_cause(check, msg)
+        cause = f"Cause: {visible(check.cause.get('text', ''))}"
+        lines = [cause, *([msg.text] if msg.text else [])]
+        msg = dataclasses.replace(msg, hint=visible(hint_of(check)))
     if msg.expected or msg.got:
         lines += [labelled("Expected: ", msg.expected), labelled("Got:      ", msg.got)]
     if check.counterexample is not None:
@@ -235,6 +241,22 @@ def check_text(check: CheckResult, reproduce: bool = True, limit: int = DEFAULT_
     if reproduce and check.reproduce:
         lines += ["", "Reproduce it (paste into Python in your clone):", check.reproduce.rstrip()]
     return clip("\n".join(lines), limit)
+
+
+def without_cause(check: CheckResult, msg: Message) -> Message:
+    """``msg``, the message of ``check``, without its first line where that line says the
+    check's cause (shown once, above the checks it breaks)."""
+    cause = (check.cause or {}).get("text", "")
+    if not cause or not msg.text.startswith(visible(cause)):
+        return msg
+    return dataclasses.replace(msg, text=msg.text[len(visible(cause)) :].strip("\n"))
+
+
+def hint_of(check: CheckResult) -> str:
+    """The hint for a failed check: its cause's, or the one in its own message."""
+    if check.cause is not None:
+        return str(check.cause.get("hint", ""))
+    return parse_message(check.message).hint
 
 
 def labelled(label: str, value: str) -> str:

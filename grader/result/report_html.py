@@ -27,6 +27,7 @@ from grader.result.common import (
     student_file,
     value_text,
     visible,
+    without_cause,
 )
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 from grader.result.template_files import templates_dir
@@ -47,6 +48,16 @@ class CheckView:
     message: Message
     counterexample: Any
     reproduce: str | None
+    note: str = ""  # said beside a check listed without its details
+
+
+@dataclass
+class CauseView:
+    """One cause of an exercise's failures, shown once above the checks it breaks."""
+
+    text: str
+    hint: str
+    checks: list[str]
 
 
 @dataclass
@@ -62,6 +73,7 @@ class ExerciseView:
     percent: float
     problem: Message | None
     not_done: str | None = None  # what the unwritten answers say, once
+    causes: list[CauseView] = field(default_factory=list)
     failed: list[CheckView] = field(default_factory=list)
     repeats: list[CheckView] = field(default_factory=list)  # fail with a message shown above
     unrun: list[CheckView] = field(default_factory=list)
@@ -82,7 +94,7 @@ def _check_view(anchor: str, i: int, check: CheckResult) -> CheckView:
         unrun=is_unrun(check),
         points=points(check.points),
         max_points=points(check.max_points),
-        message=_clipped(parse_message(check.message)),
+        message=_clipped(without_cause(check, parse_message(check.message))),
         counterexample=check.counterexample,
         reproduce=check.reproduce,
     )
@@ -105,8 +117,21 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         problem=None if problem is None else _clipped(parse_message(problem)),
         not_done=None if unfinished is None else visible(clip(unfinished[0])),
     )
+    view.causes = [
+        CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
+        for d in ex.diagnosis
+        if problem is None
+    ]
+    explained: set[str] = set()  # the causes whose first check is shown in full
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)
+        key = (check.cause or {}).get("key") if problem is None and not check.passed else None
+        if key is not None and key in explained:
+            c.note = "the same cause as above"
+            view.repeats.append(c)
+            continue
+        if key is not None:
+            explained.add(key)
         if c.passed:
             view.passed.append(c)
         elif problem is not None or c.unrun:

@@ -34,6 +34,7 @@ from grader.result.common import (
     shared_problem,
     status_label,
     visible,
+    without_cause,
 )
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
@@ -54,6 +55,7 @@ EXAMPLE_CHARS = 600  # of a counterexample shown without -v
 SNIPPET_LINES = 20  # the first failure's snippet is shown without -v up to this length
 MESSAGE_LINES = 8  # lines of a first failure's message shown without -v
 SAME = "  (fails the same way)"
+SAME_CAUSE = "  (the same cause)"
 
 
 def visible_len(text: str) -> int:
@@ -152,7 +154,7 @@ def _check_lines(
     ex_id: str, check: CheckResult, full: bool, verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     lines = _check_head(check, st, pts_w)
-    msg = parse_message(visible(clip(check.message)))
+    msg = without_cause(check, parse_message(visible(clip(check.message))))
     if not full:
         body = st.wrap(msg.text, 6)
         if len(body) > BRIEF_LINES:
@@ -161,7 +163,7 @@ def _check_lines(
         if msg.expected or msg.hint or check.counterexample is not None or check.reproduce:
             st.hide(ex_id)
         return lines + body
-    lines += _body(ex_id, msg.text, 6, verbose, st)
+    lines += _body(ex_id, msg.text, 6, verbose, st) if msg.text else []
     if msg.expected or msg.got:
         lines += ["      " + labelled("Expected: ", msg.expected).replace("\n", "\n      ")]
         lines += ["      " + labelled("Got:      ", msg.got).replace("\n", "\n      ")]
@@ -232,8 +234,10 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
     unrun = [c for c in failed if is_unrun(c)]
     shown = [c for c in failed if not is_unrun(c) and not is_not_done(c)]
     pts_w = max((len(f"{points(c.points)}/{points(c.max_points)}") for c in shown), default=0)
+    lines += _cause_lines(ex, shown, verbose, st, pts_w)
+    uncaused = [c for c in shown if not c.cause]
     seen: set[str] = set()
-    for i, check in enumerate(shown):
+    for i, check in enumerate(uncaused):
         text = parse_message(visible(check.message)).text
         if text in seen and not verbose:
             head = _check_head(check, st, pts_w)
@@ -246,7 +250,8 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
                 st.hide(ex.id)
             continue
         seen.add(text)
-        lines += _check_lines(ex.id, check, verbose or i == 0, verbose, st, pts_w)
+        first = i == 0 and len(uncaused) == len(shown)
+        lines += _check_lines(ex.id, check, verbose or first, verbose, st, pts_w)
     if unfinished is not None:  # unwritten answers: said once, with or without -v
         text, n = unfinished
         lead = f"{plural(n, 'more check')} " if shown else ""
@@ -254,6 +259,36 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
     if unrun:
         reason = unrun[0].message[len("not run:") :].strip()
         lines += st.wrap(f"{plural(len(unrun), 'more check')} not run: {reason}", 2)
+    return lines
+
+
+def _cause_lines(
+    ex: ExerciseResult, shown: list[CheckResult], verbose: bool, st: _Style, pts_w: int
+) -> list[str]:
+    """Each cause of the exercise's failures once, root cause first: the cause with its
+    evidence, its hint, then the checks it breaks (the first of all in full)."""
+    lines: list[str] = []
+    for n, entry in enumerate(ex.diagnosis):
+        members = [c for c in shown if c.cause and c.cause.get("key") == entry["key"]]
+        if not members:
+            continue
+        lines += [st.paint(line, "1") for line in st.wrap(visible(entry["cause"]), 2, "Cause: ")]
+        if entry["hint"]:
+            lines += [st.paint(line, "36") for line in st.wrap(visible(entry["hint"]), 2, "Hint: ")]
+        lines.append(f"  It breaks {plural(len(members), 'check')}:")
+        for i, check in enumerate(members):
+            if i == 0 and (n == 0 or verbose):
+                lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
+                continue
+            rest = without_cause(check, parse_message(visible(check.message))).text
+            if not rest.strip() or not verbose:
+                head = _check_head(check, st, pts_w)
+                fits = visible_len(head[-1]) + len(SAME_CAUSE) <= st.width
+                head[-1] += SAME_CAUSE if fits else ""
+                lines += head
+                st.hide(ex.id)
+            else:
+                lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
     return lines
 
 

@@ -1,0 +1,65 @@
+"""Causes: what the evidence in one answer says went wrong, once for all the checks it breaks.
+
+A check that fails says what it saw; several checks often fail for one reason (a config key the
+classes read and the config lacks breaks every check that builds the model; a GELU with a wrong
+constant breaks every check that compares logits). A failure may carry a ``Cause``: a key that
+tells two failures of one reason apart from two of different reasons, the cause in words with
+its evidence, and the hint that goes with it. Where does a cause come from:
+
+- an exception: the same type raised on the same line is one cause (``from_exception``);
+- a check's own probe that confirmed the cause in this answer (the first part of a module whose
+  output departs from the reference's for the same input, a parameter that holds another's
+  weights, one module listed twice): the check raises ``CheckFailed(..., cause=...)``.
+
+``diagnosis`` groups an exercise's failing checks by cause, the cause that breaks the most
+checks first (on a tie, the one the first check meets): each is explained once, with the names
+of the checks it breaks; those checks' messages keep their evidence and carry no hint of their own.
+A failure without a cause keeps its own message and hint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grader.result.schema import CheckResult
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One reason for failures: ``key`` is equal for failures of the same reason; ``text`` says
+    the cause with its evidence, in the student's terms; ``hint`` says what to do (may be
+    empty: the text can say it all)."""
+
+    key: str
+    text: str
+    hint: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "text": self.text, "hint": self.hint}
+
+
+def from_exception(info: dict, text: str, hint: str = "") -> Cause:
+    """The cause of a failure in which the answer raised (the worker's ``info``): the exception's
+    type and the line it was raised on (the innermost frame, the student's or shared code's),
+    said as ``text``."""
+    frames = info.get("frames") or []
+    where = f"{frames[-1].get('file')}:{frames[-1].get('line')}" if frames else ""
+    return Cause(f"raised:{info.get('type', 'Exception')}:{where}", text, hint)
+
+
+def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
+    """The causes of the failing ``checks``, root cause first: ``{"key", "cause", "hint",
+    "checks"}`` each, its text and hint those of the first check it breaks."""
+    found: dict[str, dict] = {}
+    for check in checks:
+        cause = check.cause if not check.passed else None
+        if not cause:
+            continue
+        entry = found.setdefault(
+            cause["key"],
+            {"key": cause["key"], "cause": cause["text"], "hint": cause["hint"], "checks": []},
+        )
+        entry["checks"].append(check.name)
+    order = list(found)
+    return sorted(found.values(), key=lambda d: (-len(d["checks"]), order.index(d["key"])))
