@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.judge.differences import largest_text, pair_text
+from grader.judge.differences import largest_text, pair_text, tensor_text
 from grader.judge.properties import Check, CheckFailed, assert_close, run_check
 from grader.result.common import parse_message
 
@@ -119,3 +119,46 @@ def test_a_checks_report_shows_the_pair_apart():
     said = parse_message(result.message)
     assert not result.passed and said.expected != said.got
     assert "at [0, 2, 3]" in said.text
+
+
+def test_a_small_tensor_is_written_by_the_grader_the_same_on_every_torch():
+    """The grader writes small tensors itself: torch 2.4 padded fixed-point numbers to the width
+    of scientific notation under a raised precision (``tensor([    -0.0906, ...``, the corpus's
+    wrong_copy_without_masking on the Python 3.10 corner), and torch's print options, one
+    global setting, never reach the text."""
+    t = torch.tensor([-0.0906, 0.2576, 0.00003, -0.0556])
+    expected = "tensor([-0.0906,  0.2576,  0.0000, -0.0556])"
+    assert tensor_text(t) == expected
+    assert tensor_text(t, 6) == "tensor([-0.090600,  0.257600,  0.000030, -0.055600])"
+    assert tensor_text(t[:2], None) == "tensor([-9.05999988e-02,  2.57600009e-01])"
+    torch.set_printoptions(precision=2, linewidth=30, sci_mode=True)
+    try:
+        assert tensor_text(t) == expected
+    finally:
+        torch.set_printoptions(profile="default")
+    long_row = tensor_text(torch.arange(16.0) / 3)
+    assert long_row == (
+        "tensor([0.0000, 0.3333, 0.6667, 1.0000, 1.3333, 1.6667, 2.0000, 2.3333, 2.6667,\n"
+        "        3.0000, 3.3333, 3.6667, 4.0000, 4.3333, 4.6667, 5.0000])"
+    )
+
+
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.tensor(0.5),
+        torch.tensor([[1.0, -2.0], [3.0, 40.0]]),
+        torch.tensor([[[0.25, -1.5], [2.0, 0.0]], [[float("nan"), float("inf")], [1.0, -0.125]]]),
+        torch.tensor([1.5, 2.25], dtype=torch.float64),
+        torch.tensor([[3, -12], [7, 0]]),
+        torch.tensor([True, False]),
+        torch.zeros(2, 3),
+        torch.zeros(0, 3),
+        torch.linspace(-3, 3, 40).reshape(2, 20),
+    ],
+    ids=lambda t: f"{t.dtype}-{tuple(t.shape)}",
+)
+def test_the_layout_is_torchs_default_one(t):
+    """Where torch's default print options choose fixed-point (no value under 1e-4), the
+    text is what this torch's repr prints: the layout students know."""
+    assert tensor_text(t) == repr(t)

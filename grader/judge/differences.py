@@ -6,15 +6,16 @@ row that a long tensor's first values do not reach. Here the element with the la
 difference is found and named (``at [0, 3, 17]``); a small tensor is shown whole, a larger one
 by the row that holds that element, or by a window of that row; and both are printed with as
 many decimals as it takes for the two values at that element to differ (from four up to eight,
-then in scientific notation). ``pair_text`` writes the ``Expected:``/``Got:`` lines (or any other
-pair of labels, ``Before:``/``After:``), ``largest_text`` the element and its two values, for a
-check's message.
+then in scientific notation). Tensors are written here, in torch's default layout, not by
+torch's ``repr`` under raised print options: releases differ in that (torch 2.4 padded them),
+and the text must be the same on every torch. ``pair_text`` writes the ``Expected:``/``Got:``
+lines (or any other pair of labels, ``Before:``/``After:``), ``largest_text`` the element and
+its two values, for a check's message.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from dataclasses import dataclass
 
 import torch
@@ -23,9 +24,6 @@ WHOLE = 64  # a tensor with at most this many values is printed whole (tensor_te
 ROW = 16  # in a pair: a tensor, or else a row, with at most this many values is shown whole
 WINDOW = 8  # the values of a long row shown around the largest difference
 DECIMALS, MAX_DECIMALS = 4, 8
-
-# torch's print options are one global setting: a comparison's text is written under a lock.
-_PRINTING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -114,22 +112,99 @@ def part_shown(shape: tuple[int, ...], index: tuple[int, ...]) -> tuple[tuple, s
     return (*lead, slice(start, start + WINDOW)), index_text((*lead, f"{start}:{start + WINDOW}"))
 
 
+LINEWIDTH = 80  # torch's default print width: the layout below is torch's default one
+DEFAULT_DTYPES = (torch.float32, torch.int64, torch.bool, torch.complex64)  # not named
+
+
+@dataclass(frozen=True)
+class _Format:
+    """How every element of one tensor is written: torch's default layout (the same width for
+    all, integers of a float tensor as ``1.``), written here rather than by torch's ``repr``,
+    whose choices differ between releases (torch 2.4 padded fixed-point numbers to the width
+    of scientific notation under a raised precision)."""
+
+    floating: bool
+    decimals: int | None  # None: scientific notation with MAX_DECIMALS
+    integral: bool  # a float tensor of whole numbers: ``1.``, ``-3.``
+    width: int
+
+    def __call__(self, value: float | int | bool | complex) -> str:
+        if not self.floating or isinstance(value, complex):
+            text = str(value)
+        elif self.decimals is None:
+            text = f"{value:.{MAX_DECIMALS}e}"
+        elif self.integral:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{self.decimals}f}"
+        return text.rjust(self.width)
+
+
+def _format_for(values: list, floating: bool, decimals: int | None) -> _Format:
+    """The format of a tensor's elements (``values``, flat): its width is that of the widest
+    non-zero finite element; zeros, NaN and infinities are padded to it."""
+    if not floating:
+        return _Format(False, decimals, False, max([1, *(len(str(v)) for v in values)]))
+    finite = [v for v in values if isinstance(v, float) and math.isfinite(v) and v != 0]
+    if not finite:  # only zeros, NaN and infinities: ``0.``, ``nan``, ``inf``
+        return _Format(True, DECIMALS, True, 1)
+    integral = all(v == math.ceil(v) for v in finite)
+    probe = _Format(True, decimals, integral, 0)
+    return _Format(True, decimals, integral, max([1, *(len(probe(v)) for v in finite)]))
+
+
+def _nested_text(values, indent: int, fmt: _Format, dims: int) -> str:
+    """One dimension of a tensor's values as torch lays it out: a row wrapped at LINEWIDTH,
+    rows of a matrix one per line, blocks of higher dimensions apart by blank lines."""
+    if dims == 1:
+        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        items = [fmt(v) for v in values]
+        lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    parts = [_nested_text(v, indent + 1, fmt, dims - 1) for v in values]
+    return "[" + ("," + "\n" * (dims - 1) + " " * (indent + 1)).join(parts) + "]"
+
+
+def _flat(values) -> list:
+    return [x for v in values for x in _flat(v)] if isinstance(values, list) else [values]
+
+
+def _tensor_repr(t: torch.Tensor, decimals: int | None) -> str:
+    """``tensor([[1.0000, 2.5000], ...])`` in torch's default layout, with ``decimals`` after
+    the point (None: scientific notation), written from the tensor's Python numbers."""
+    values = t.tolist()
+    fmt = _format_for(_flat(values), t.dtype.is_floating_point, decimals)
+    prefix = "tensor("
+    if t.numel() == 0:
+        body = "[]"
+    elif t.dim() == 0:
+        body = fmt(values)
+    else:
+        body = _nested_text(values, len(prefix), fmt, t.dim())
+    suffixes = [f"size={tuple(t.shape)}"] if t.numel() == 0 and t.dim() != 1 else []
+    if t.dtype not in DEFAULT_DTYPES or (t.numel() == 0 and t.dtype != torch.float32):
+        suffixes.append(f"dtype={t.dtype}")
+    text = prefix + body
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > LINEWIDTH:
+            text += ",\n" + " " * len(prefix) + suffix
+            last = len(prefix) + len(suffix)
+        else:
+            text += ", " + suffix
+            last += len(suffix) + 2
+    return text + ")"
+
+
 def tensor_text(t: torch.Tensor, decimals: int | None = DECIMALS, max_items: int = WHOLE) -> str:
     """A tensor in full when small (``decimals`` after the point; None: scientific notation
-    with eight), else its shape and its first values."""
+    with eight), else its shape and its first values. Written by ``_tensor_repr``, never by
+    torch's print options: the same text on every torch release."""
     if t.is_meta:
         return f"tensor of shape {tuple(t.shape)} with no values (on the meta device)"
     t = t.detach().cpu()
     if t.numel() <= max_items:
-        with _PRINTING:
-            if decimals is None:
-                torch.set_printoptions(precision=MAX_DECIMALS, sci_mode=True)
-            else:
-                torch.set_printoptions(precision=decimals, sci_mode=False)
-            try:
-                return repr(t)
-            finally:
-                torch.set_printoptions(profile="default")
+        return _tensor_repr(t, decimals)
     flat = t.flatten()[:8].tolist()
     head = ", ".join(_number(v, decimals or DECIMALS) for v in flat)
     return f"tensor of shape {tuple(t.shape)} starting [{head}, ...]"
@@ -158,7 +233,7 @@ def pair_text(
     for t in (expected, got):
         text = tensor_text(t[key] if key else t, decimals, max_items=WHOLE)
         values.append(f"{where} of shape {tuple(t.shape)}: {text}" if where else text)
-    if values[0] == values[1]:  # a difference no notation of torch's shows: say the values
+    if values[0] == values[1]:  # a difference no notation shows: say the values
         exact = zip(values, (at.expected, at.got), strict=True)
         values = [f"{v} ({_number(x, None)} at {index_text(at.index)})" for v, x in exact]
     return _labelled(labels, (values[0], values[1]))
