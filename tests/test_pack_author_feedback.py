@@ -80,3 +80,35 @@ def test_an_authors_check_raising_anything_else_gets_no_gradient_advice(tmp_path
     message = json.loads(proc.stdout)["exercises"][0]["checks"][0]["message"]
     line = line_of(pack / "checks.py", "['missing']")
     assert message == f"{CHECK_RAISED}tiny_pack/checks.py line {line} raised KeyError: 'missing'"
+
+
+# --- a snippet of a pack graded from its folder --------------------------------------------
+
+
+def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -c SNIPPET`` in ``cwd``, as a student pastes it: no ``GRADER_PACK``."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    return subprocess.run(
+        [sys.executable, "-c", snippet], capture_output=True, text=True, cwd=cwd, env=env,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_a_folder_packs_snippet_runs_as_pasted_without_grader_pack(tmp_path):
+    tiny(tmp_path)
+    answer = tmp_path / "alice" / "exercises"
+    answer.mkdir(parents=True)
+    (answer / tinypack.FILENAME).write_text(tinypack.WRONG)
+    proc = grade("--pack", "tiny_pack", "alice", "--format", "json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    (check,) = json.loads(proc.stdout)["exercises"][0]["checks"]
+    snippet = check["reproduce"]
+    assert "use_pack('tiny_pack')" in snippet and "load_exercise('alice', 't1')" in snippet
+    pasted = paste(snippet, tmp_path)
+    assert pasted.returncode == 0, pasted.stderr[-2000:]
+    x = check["counterexample"]
+    assert pasted.stdout.strip() == str(3 * x)  # the wrong answer's value: the failure shown
+    # Where the folder is not (a student's clone, the pack installed), the line does nothing.
+    elsewhere = paste("from grader.commands.reproduce import use_pack\nuse_pack('tiny_pack')\n"
+                      "import os; print(os.environ.get('GRADER_PACK'))", answer)  # fmt: skip
+    assert elsewhere.returncode == 0 and elsewhere.stdout.strip() == "None", elsewhere.stderr

@@ -2,7 +2,9 @@
 the submission's path the way the grader's worker loads it (a notebook's answer taken from its
 cells as ``grade`` takes it), so that a snippet pasted where the student is runs the graded
 code wherever it lies, and never an installed copy of the stubs (``grader.judge.snippets``
-writes the line that calls it)."""
+writes the line that calls it). A snippet of a pack graded from its folder (``grade --pack
+FOLDER``, not installed) first calls ``use_pack`` with that folder, so that it runs as pasted
+without ``GRADER_PACK``."""
 
 from __future__ import annotations
 
@@ -10,7 +12,16 @@ from pathlib import Path
 from types import ModuleType
 
 from grader import pipeline
+from grader.shared.packs import FILE, choose
 from grader.worker.serve import load_student_module
+
+
+def use_pack(folder: str | Path) -> None:
+    """Use the pack in ``folder`` (the folder of its ``pack.toml``) from now on, as ``grade
+    --pack FOLDER`` does, when it is there; where it is not (a student's clone of the release,
+    whose pack is installed) the packs in use stay."""
+    if Path(folder, FILE).is_file():
+        choose(str(folder))
 
 
 def load_exercise(path: str | Path, exercise_id: str) -> ModuleType:

@@ -5,27 +5,34 @@ A check writes its snippet with the import a student's clone would use,
 ``grader.commands.reproduce.load_exercise`` with the submission's own path
 (``Submission.shown_as``), so that the snippet, pasted where the student ran ``grade``, runs
 the graded file: a folder elsewhere, a notebook's cells, the files of a batch, and never the
-stubs an installation provides.
+stubs an installation provides. For a pack graded from its folder, the snippet first makes
+that folder's pack the one in use (``grader.commands.reproduce.use_pack``): pasted without
+``GRADER_PACK``, it still finds the exercise.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
+from pathlib import Path
 
 from grader.intake.submission import Places
 from grader.result.schema import NOT_DONE, ExerciseResult
+from grader.shared.packs import CHOSEN, FILE
 from grader.shared.registry import BY_ID
 
 IMPORT = re.compile(r"^from exercises\.\w+ import (.+)$", re.M)
 LOADER = (
     "from grader.commands.reproduce import load_exercise  # the graded file, not an installed copy"
 )
+USE_PACK = "from grader.commands.reproduce import use_pack"
 
 
-def load_source(snippet: str, exercise_id: str, shown_as: str) -> str:
+def load_source(snippet: str, exercise_id: str, shown_as: str, pack: str | None = None) -> str:
     """``snippet`` with its ``from exercises.<module> import ...`` line replaced by lines that
-    load the names from the submission at ``shown_as``."""
+    load the names from the submission at ``shown_as``; with ``pack`` (the folder of a pack
+    graded from it, ``pack_folder``), first lines that use that pack."""
 
     def replace(match: re.Match) -> str:
         pairs = []  # (the name the snippet uses, the name in the student's module)
@@ -40,7 +47,24 @@ def load_source(snippet: str, exercise_id: str, shown_as: str) -> str:
         values = ", ".join(f"graded.{name}" for _, name in pairs)
         return f"{LOADER}\ngraded = {load}\n{targets} = {values}"
 
-    return IMPORT.sub(replace, snippet)
+    loaded = IMPORT.sub(replace, snippet)
+    if pack is None or loaded == snippet:
+        return loaded
+    return f"{USE_PACK}\nuse_pack({pack!r})  # the pack graded from its folder\n{loaded}"
+
+
+def pack_folder() -> str | None:
+    """The folder of the pack in use when it was chosen by its folder (``--pack FOLDER``,
+    ``GRADER_PACK``), as the snippets name it: from the working directory when it lies below
+    it, else in full; None for installed packs, which a snippet finds by itself."""
+    chosen = os.environ.get(CHOSEN, "")
+    if not chosen or not Path(chosen, FILE).is_file():
+        return None
+    folder = Path(chosen).resolve()
+    try:
+        return folder.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return folder.as_posix()
 
 
 def point_at(results: list[ExerciseResult], shown_as: str | None) -> None:
@@ -48,10 +72,11 @@ def point_at(results: list[ExerciseResult], shown_as: str | None) -> None:
     None leaves them importing ``exercises``."""
     if shown_as is None:
         return
+    pack = pack_folder()
     for exercise in results:
         for check in exercise.checks:
             if check.reproduce:
-                check.reproduce = load_source(check.reproduce, exercise.id, shown_as)
+                check.reproduce = load_source(check.reproduce, exercise.id, shown_as, pack)
 
 
 # A place in a student's file as the judge writes it (a traceback's frame, a syntax error:
