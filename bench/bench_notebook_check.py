@@ -143,7 +143,7 @@ def one_run(
         for edit, ex in enumerate(ALL, start=len(ALL) + 1):
             execute(kc, edited(cells[edit - len(ALL) - 1], ex.names[-1], edit))
         note("later: check_all(), all six edited", timed_check(kc, "grader.check_all()"), base)
-        _, outputs = execute(kc, "print(grader.kernel.nbcheck.JUDGE._proc.pid)")
+        _, outputs = execute(kc, "print(grader.live.nbcheck.JUDGE._proc.pid)")
         kib = tree_pss_kib(int(outputs[0]["text"]))
         if kib is not None:
             memory.append(kib / 1024)

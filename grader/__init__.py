@@ -2,7 +2,7 @@
 against a pack's reference, and sandboxed workers that run student code.
 
 In a notebook, ``import grader; grader.check(ID)`` grades an exercise from the cells the
-kernel has run (``grader.kernel.nbcheck``). Importing ``grader`` imports nothing heavy and
+kernel has run (``grader.live.nbcheck``). Importing ``grader`` imports nothing heavy and
 starts no process, in a Jupyter kernel too: the judge process of ``grader.check`` starts on the
 first check."""
 
@@ -15,13 +15,13 @@ def check(exercise: str, *, seed: int | None = None, max_examples: int | None = 
     """Grade the exercise whose id is ``exercise`` (a string, as the notebook and the report
     name it) from the cells this notebook's kernel has run (no save needed); the result shows
     under the cell."""
-    from grader.kernel.nbcheck import check as check_in_kernel
+    from grader.live.nbcheck import check as check_in_kernel
 
     return check_in_kernel(exercise, seed=seed, max_examples=max_examples)
 
 
 def check_all(*, seed: int | None = None, max_examples: int | None = None):
     """Grade every exercise from the cells this notebook's kernel has run."""
-    from grader.kernel.nbcheck import check_all as check_all_in_kernel
+    from grader.live.nbcheck import check_all as check_all_in_kernel
 
     return check_all_in_kernel(seed=seed, max_examples=max_examples)

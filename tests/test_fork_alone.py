@@ -166,7 +166,7 @@ def test_the_notebook_judge_forks_its_judges_alone():
     in it starts one)."""
     from nbsupport import solution_source
 
-    from grader.kernel.nbcheck import JudgeProcess
+    from grader.live.nbcheck import JudgeProcess
     from grader.shared.registry import EXERCISES
 
     judge = JudgeProcess()

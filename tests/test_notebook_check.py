@@ -18,7 +18,7 @@ from nbsupport import solution_source, write_notebook
 from support import CORPUS, ROOT, TEST_MAX_EXAMPLES
 
 from grader.intake.notebook import cells_submission, history_cells
-from grader.kernel.nbcheck import CheckError, exercise_id
+from grader.live.nbcheck import CheckError, exercise_id
 from grader.result.nbview import CheckReport, notebook_snippet
 from grader.shared.registry import EXERCISES
 
@@ -225,7 +225,7 @@ def test_a_fresh_kernel_one_line_for_an_unknown_id_missing_answers_and_no_torch(
                 ("code", "import grader\nr = grader.check('4.2')"),
                 ("code", "import sys\nprint('torch' in sys.modules, r.result['exercises'][0])"),
                 ("code", 'grader.check("9.9")'),
-                ("code", "print(grader.kernel.nbcheck.JUDGE._proc.pid)"),
+                ("code", "print(grader.live.nbcheck.JUDGE._proc.pid)"),
             ],
         ),
         as_version=4,
@@ -261,7 +261,7 @@ def test_import_grader_starts_no_process_the_first_check_starts_the_judge(tmp_pa
                 ("code", f"import time\ntime.sleep(1)\n{CHILD_PIDS}"),  # nothing later either
                 ("code", solution_source("3.1")),
                 ("code", f"r = grader.check('3.1', max_examples={TEST_MAX_EXAMPLES})\nr.passed"),
-                ("code", f"{CHILD_PIDS}\nprint(grader.kernel.nbcheck.JUDGE._proc.pid)"),
+                ("code", f"{CHILD_PIDS}\nprint(grader.live.nbcheck.JUDGE._proc.pid)"),
             ],
         ),
         as_version=4,
@@ -381,7 +381,7 @@ def test_a_missing_exercise_says_which_names_were_not_found():
 def test_a_judge_process_that_dies_is_one_line_saying_why_and_the_next_check_starts_anew(
     monkeypatch,
 ):
-    from grader.kernel import nbcheck
+    from grader.live import nbcheck
 
     boot = "import sys; sys.stderr.write('ImportError: no torch here\\n'); sys.exit(1)"
     monkeypatch.setattr(nbcheck, "BOOT", boot)
@@ -397,7 +397,7 @@ def test_a_judge_process_that_dies_is_one_line_saying_why_and_the_next_check_sta
 
 
 def test_only_verdicts_that_depend_on_the_code_alone_are_kept():
-    from grader.kernel.nbjudge import Verdicts
+    from grader.live.nbjudge import Verdicts
     from grader.result.schema import ExerciseResult
 
     verdicts = Verdicts()

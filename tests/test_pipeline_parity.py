@@ -137,7 +137,7 @@ def gradescope_tests(doc: dict) -> list[tuple]:
 def via_check(folder: Path, exercise: str) -> dict:
     """``grader.check(exercise)`` as the notebook judge answers it, the file's text its cell."""
     from grader.judge.launch.starter import default_starter
-    from grader.kernel.nbjudge import Verdicts, answer
+    from grader.live.nbjudge import Verdicts, answer
 
     text = (folder / "exercises" / BY_ID[exercise].filename).read_bytes()
     request = {"inputs": ["", text.decode("utf-8", "replace")], "exercises": [exercise],

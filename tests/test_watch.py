@@ -19,9 +19,9 @@ import pytest
 from nbsupport import solution_notebook
 from support import CORPUS, ROOT, make_submission
 
-from grader.commands.watch import HELPERS, changed, fingerprint, merged, watched
 from grader.intake.load import load_submission
 from grader.intake.notebook import notebook_submission
+from grader.live.saves import HELPERS, changed, fingerprint, merged, watched
 from grader.shared.registry import BY_ID
 
 WAIT_S = 240.0  # a bound against a hang only

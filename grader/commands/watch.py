@@ -3,37 +3,24 @@
 The judge process stays up between grades: torch, hypothesis and the checks are imported once,
 and the workers of a regrade come from the fork server that is already running (its spare
 workers wait ready), so a regrade costs about what grading that exercise costs, not a cold
-start. What is graded again is what changed: after a save the submission is read again (a
-notebook is extracted again) and every exercise whose code differs from the last grade is
-graded; a change to another Python file beside the exercise files (a helper module the student
-imports) grades every exercise again. The report on screen is always the whole submission: the
-exercises graded last, with the others as they were.
-
-Saves are seen by ``watchfiles`` (the operating system's file events, not polling), in a small
-process of its own (``Saves``): this process forks judge processes to grade, and a fork must
-not happen beside another thread (``grader.judge.parallel``). Ctrl-C ends the watch with exit
-status 0.
+start. What is graded again is what changed (``grader.live.saves``): after a save the
+submission is read again (a notebook is extracted again) and every exercise whose code differs
+from the last grade is graded; a change to another Python file beside the exercise files (a
+helper module the student imports) grades every exercise again. The report on screen is always
+the whole submission: the exercises graded last, with the others as they were. Ctrl-C ends the
+watch with exit status 0.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import hashlib
-import json
-import os
-import select
-import signal
-import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import pipeline
+from grader.live.saves import Saves, changed, fingerprint, merged, watched
 from grader.pipeline import Submission
-from grader.protocol.boot import BOOT, boot_arguments
-from grader.shared.errors import UsageError
 from grader.shared.registry import select as select_exercises
 
 if TYPE_CHECKING:
@@ -43,160 +30,6 @@ Grade = Callable[[Submission, list[str]], "GradeResult"]  # (submission, exercis
 Show = Callable[["GradeResult", Submission], int]  # writes the report, returns an exit status
 
 CLEAR = "\x1b[H\x1b[2J"  # cursor home, clear the screen (the scrollback is left alone)
-QUIET_MS = 50  # a save is graded once its folder has had no new event for this long
-HELPERS = ""  # the fingerprint's key for the Python files beside the exercise files
-WATCHER_BOOT = BOOT.format(module="grader.commands.watch", function="report_saves")
-POLL_MS = 500  # how often the watcher process checks that grade is still there
-
-
-class Counts:
-    """Which files of the watched folder count: the one named ``name``, or else every file
-    whose suffix is ``suffix`` (plain data: the watcher process gets it as JSON)."""
-
-    def __init__(self, name: str = "", suffix: str = ".py"):
-        self.name, self.suffix = name, suffix
-
-    def __call__(self, path: Path) -> bool:
-        return path.name == self.name if self.name else path.suffix == self.suffix
-
-
-def watched(path: Path) -> tuple[Path, Counts, str]:
-    """The folder to watch for ``grade PATH``, which of its files count (the notebook itself,
-    or the Python files of ``exercises/``, or of the folder itself for loose files), and how
-    to name them to the student."""
-    path = Path(path).resolve()
-    if path.suffix == ".ipynb":
-        return path.parent, Counts(name=path.name), path.name
-    folder = path.parent if path.is_file() else path
-    if (folder / "exercises").is_dir():
-        folder = folder / "exercises"
-    return folder, Counts(suffix=".py"), folder.name + "/"
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:  # deleted or unreadable meanwhile: grading says what it finds
-        return f"unreadable: {exc.errno}".encode()
-
-
-def fingerprint(submission: Submission, ids: list[str]) -> dict[str, bytes]:
-    """What each exercise's grade depends on: its file's bytes (or why it is set aside, or
-    nothing when it is missing), and under ``HELPERS`` the other Python files beside them."""
-    prints: dict[str, bytes] = {}
-    for ex_id in ids:
-        if ex_id in submission.problems:
-            prints[ex_id] = b"problem: " + submission.problems[ex_id].encode()
-        elif ex_id in submission.files:
-            prints[ex_id] = b"file: " + _read(submission.files[ex_id])
-        else:
-            prints[ex_id] = b"missing"
-    exercise_files = set(submission.files.values())
-    helpers = hashlib.sha256()
-    for folder in sorted({p.parent for p in exercise_files}):
-        for path in sorted(folder.glob("*.py")):
-            if path not in exercise_files and path.is_file() and not path.is_symlink():
-                helpers.update(path.name.encode() + b"\0" + _read(path) + b"\0")
-    prints[HELPERS] = helpers.digest()
-    return prints
-
-
-def changed(before: dict[str, bytes], after: dict[str, bytes], ids: list[str]) -> list[str]:
-    """The exercises to grade again, in course order."""
-    if before.get(HELPERS) != after.get(HELPERS):
-        return list(ids)
-    return [ex_id for ex_id in ids if before.get(ex_id) != after.get(ex_id)]
-
-
-def merged(previous: GradeResult, new: GradeResult) -> GradeResult:
-    """``previous`` with the exercises ``new`` graded again replaced by their new results."""
-    fresh = {e.id: e for e in new.exercises}
-    exercises = [fresh.pop(e.id, e) for e in previous.exercises] + list(fresh.values())
-    return dataclasses.replace(
-        new,
-        exercises=exercises,
-        score=round(sum(e.score for e in exercises), 6),
-        max_score=sum(e.max_score for e in exercises),
-    )
-
-
-class Saves:
-    """Saves of the files of ``folder`` that ``counts``, seen from the moment it is made (by a
-    watcher process, ``report_saves``, also while a grade runs): ``wait()`` blocks until there
-    are some. A process, not a thread: this process forks judge processes while it grades."""
-
-    def __init__(self, folder: Path, counts: Counts):
-        self._folder = folder
-        config = {"folder": str(folder), "name": counts.name, "suffix": counts.suffix}
-        self._proc = subprocess.Popen(
-            boot_arguments(WATCHER_BOOT, config),
-            stdin=subprocess.PIPE,  # its end of file tells the watcher that grade has gone
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        self._pending = b""
-
-    def _lines(self, block: bool) -> list[bytes]:
-        """The whole lines the watcher has written: at least one if ``block``."""
-        fd = self._proc.stdout.fileno()
-        while True:
-            if b"\n" in self._pending:
-                *lines, self._pending = self._pending.split(b"\n")
-                return lines
-            if not block and not select.select([fd], [], [], 0)[0]:
-                return []
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                raise UsageError(f"cannot watch {self._folder} for saves: the watcher stopped")
-            self._pending += chunk
-
-    def wait(self) -> set[Path]:
-        """The files saved since the last call (blocks until one is)."""
-        saved: set[Path] = set()
-        block = True
-        while lines := self._lines(block):
-            for line in lines:
-                message = json.loads(line)
-                if isinstance(message, str):  # e.g. no file events here (inotify's limit)
-                    raise UsageError(f"cannot watch {self._folder} for saves: {message}")
-                saved |= {Path(name) for name in message}
-            block = False
-        return saved
-
-    def close(self) -> None:
-        self._proc.kill()
-        self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
-            stream.close()
-
-
-def report_saves(config: dict) -> None:
-    """The watcher process: one JSON line per save (the paths of the files that count), or one
-    saying why it cannot watch; it ends when its standard input does (grade has gone)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is grade's, which then ends this
-    counts = Counts(config["name"], config["suffix"])
-
-    def tell(message: list[str] | str) -> None:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
-
-    try:
-        import watchfiles
-
-        for events in watchfiles.watch(
-            config["folder"],
-            watch_filter=lambda _change, name: counts(Path(name)),
-            step=QUIET_MS,
-            recursive=False,
-            rust_timeout=POLL_MS,
-            yield_on_timeout=True,
-        ):
-            if select.select([sys.stdin], [], [], 0)[0]:  # end of file
-                return
-            if events:
-                tell(sorted({name for _change, name in events}))
-    except Exception as exc:
-        tell(f"{type(exc).__name__}: {exc}")
 
 
 def _say(text: str, args: argparse.Namespace) -> None:

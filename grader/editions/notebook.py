@@ -6,7 +6,7 @@ words, ``grader.editions.text``; the cells' words are ``templates/edition/notebo
 a cell that installs the course, then gives, for each exercise of the registry, its statement
 (headed by its id and title, the rest from its stub's docstring), an answer cell tagged
 ``exercise-<id>`` holding the stub (from its pack's stubs folder) and under it a one-line cell
-``grader.check("<id>")`` that grades what the kernel has run (``grader.kernel.nbcheck``), and
+``grader.check("<id>")`` that grades what the kernel has run (``grader.live.nbcheck``), and
 ends with ``grader.check_all()``.
 """
 

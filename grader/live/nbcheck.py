@@ -2,7 +2,7 @@
 
 The kernel's input history (IPython's raw inputs, ``In [1]``, ``In [2]``, ...: every cell run,
 in the order run, the current one included) is sent as plain JSON to a judge process of its
-own (``grader.kernel.nbjudge``), started from this kernel with a fresh interpreter on the
+own (``grader.live.nbjudge``), started from this kernel with a fresh interpreter on the
 first check (never before: ``import grader`` starts no process, so a kernel that never checks
 never pays the judge's few hundred MB) and kept for the kernel's lifetime. That process
 reads the inputs with ``grader.intake.notebook`` (never runs them) and grades the exercise files in
@@ -30,7 +30,7 @@ from grader.protocol import boot
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.safetext import one_line
 
-BOOT = boot.BOOT.format(module="grader.kernel.nbjudge", function="main")
+BOOT = boot.BOOT.format(module="grader.live.nbjudge", function="main")
 
 
 class CheckError(ValueError):
@@ -41,7 +41,7 @@ class CheckError(ValueError):
 
 
 class JudgeProcess:
-    """The kernel's judge process (``grader.kernel.nbjudge``): started once, asked over pipes."""
+    """The kernel's judge process (``grader.live.nbjudge``): started once, asked over pipes."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -1,6 +1,6 @@
 """The judge behind ``grader.check`` in a notebook: a long-lived process of its own.
 
-A notebook's kernel (``grader.kernel.nbcheck``) starts it once, with the kernel's interpreter but
+A notebook's kernel (``grader.live.nbcheck``) starts it once, with the kernel's interpreter but
 fresh (``python -I``): nothing the notebook's cells did to ``torch``, a pack's reference or
 ``grader`` in the kernel exists here. It starts the sandbox's warm fork server, imports torch
 and the checks while that server does the same, and then answers requests for the kernel's
@@ -146,7 +146,7 @@ def serve(requests: TextIO, replies: TextIO, start) -> None:
 
 
 def main(_config: dict | None = None) -> None:
-    """The process's entry (``grader.kernel.nbcheck`` starts it; its boot passes the
+    """The process's entry (``grader.live.nbcheck`` starts it; its boot passes the
     ``sys.path`` it restored, nothing else)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupts are the kernel's
     replies = reply_channel()
