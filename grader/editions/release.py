@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.editions import text as edition_text
+from grader.editions.leaks import SolutionLeaked
 from grader.shared import tomlread
 from grader.shared.errors import UsageError
 from grader.shared.packs import FILE, Pack, PackError, read_pack
@@ -346,7 +347,7 @@ def build_release(
         workflow.write_text(edition_text.workflow(TORCH_CPU_INDEX), encoding="utf-8")
         leaks = solution_leaks(staging, distinctive_lines(packs, root))
         if leaks:
-            raise UsageError(f"refusing to release a solution: {leaks[0]}")
+            raise SolutionLeaked(leaks, packs)  # every file, and what to change
         if out.exists():
             out.rmdir()
         staging.rename(out)
