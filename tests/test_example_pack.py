@@ -24,9 +24,14 @@ PACK = COURSE / "llm_ch5_pack"
 SOLUTION = COURSE / "solution"
 WRONG = {
     "5.1": COURSE / "corpus" / "ex5_1" / "wrong_temperature_multiplies.py",
+    "5.2": COURSE / "corpus" / "ex5_2" / "wrong_sum_reduction.py",
     "5.3": COURSE / "corpus" / "ex5_3" / "wrong_only_temperature_zero.py",
 }
-FILES = {"5.1": "ex5_1_generate.py", "5.3": "ex5_3_deterministic.py"}
+FILES = {
+    "5.1": "ex5_1_generate.py",
+    "5.2": "ex5_2_calc_loss_batch.py",
+    "5.3": "ex5_3_deterministic.py",
+}
 
 pytestmark = pytest.mark.slow
 
@@ -76,9 +81,9 @@ def graded(wrong) -> dict[str, dict]:
 
 
 def test_grade_from_the_packs_folder(graded):
-    assert scores(graded["solution"]) == {"5.1": 10, "5.3": 10}
+    assert scores(graded["solution"]) == {"5.1": 10, "5.2": 10, "5.3": 10}
     wrong = scores(graded["wrong"])
-    assert wrong["5.1"] < 10 and wrong["5.3"] < 10
+    assert wrong["5.1"] < 10 and wrong["5.2"] < 10 and wrong["5.3"] < 10
     sampling = next(ex for ex in graded["wrong"]["exercises"] if ex["id"] == "5.1")
     failed = [c for c in sampling["checks"] if not c["passed"]]
     assert any("softmax" in c["name"] for c in failed)  # the distribution check caught it
@@ -139,9 +144,9 @@ def test_the_gradescope_bundle(graded, wrong, tmp_path):
         # the bundle grades with the course's seed, not the public one: these answers are
         # right, or wrong, on every example
         if name == "solution":
-            assert results["score"] == 20
+            assert results["score"] == 30
         else:
-            assert 0 < results["score"] < 20
+            assert 0 < results["score"] < 30
 
 
 def test_grade_release_ships_the_stubs_and_no_solution(tmp_path):
@@ -156,7 +161,7 @@ def test_grade_release_ships_the_stubs_and_no_solution(tmp_path):
     assert not (out / "solution").exists() and not list(out.rglob("corpus"))
     graded = run("-m", "grader", "--pack", str(out / PACK.name), str(out), "--format", "json",
                  env={**without_pack_env(), "PYTHONPATH": str(out)})  # fmt: skip
-    assert scores(json.loads(graded.stdout)) == {"5.1": 0, "5.3": 0}, graded.stderr
+    assert scores(json.loads(graded.stdout)) == {"5.1": 0, "5.2": 0, "5.3": 0}, graded.stderr
 
 
 def test_found_when_installed(tmp_path):
@@ -169,7 +174,7 @@ def test_found_when_installed(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**without_pack_env(), "PYTHONPATH": str(target)}
     done = grade("--pack", "llm-ch5", str(SOLUTION), "--format", "json", env=env)
-    assert scores(json.loads(done.stdout)) == {"5.1": 10, "5.3": 10}, done.stderr
+    assert scores(json.loads(done.stdout)) == {"5.1": 10, "5.2": 10, "5.3": 10}, done.stderr
     both = grade("-e", "5.3", str(SOLUTION), "--format", "json", env=env)  # every pack in use
     assert scores(json.loads(both.stdout)) == {"5.3": 10}, both.stderr
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from grader.shared.torchseed import seeded
-from grader.worker.probes import Probe, plain
+from grader.pack.worker import Probe, answer_probes, plain, seeded
 from llm_ch5_pack.reference import build_model
 
 MAX_RECORDED = 64  # model calls whose input is sent back; more are only counted
@@ -76,4 +75,5 @@ def _is_deterministic(module, state, temperature: float, top_k: int | None):
 
 
 EX5_1: dict[str, Probe] = {"generate": _generate}
+EX5_2 = answer_probes("calc_loss_batch", build={"model": build_model})
 EX5_3: dict[str, Probe] = {"settings": _settings, "is_deterministic": _is_deterministic}

@@ -16,11 +16,15 @@ from typing import Any
 
 import torch
 
-from grader.judge import hints
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import CheckFailed, expect_tensor
-from grader.shared.torchseed import seeded
+from grader.pack.judge import (
+    SHAPE,
+    VALUES,
+    CheckFailed,
+    Worker,
+    expect_tensor,
+    remembered,
+    seeded,
+)
 from llm_ch5_pack.oracle import generate
 from llm_ch5_pack.reference import describe_model, tiny_gpt
 
@@ -64,7 +68,7 @@ def reference_output(ex: dict, eos_id: int | None = None) -> torch.Tensor:
 
 
 def call_generate(
-    worker: WorkerHandle, ex: dict, record: bool = False, expected: bool = True, **extra: Any
+    worker: Worker, ex: dict, record: bool = False, expected: bool = True, **extra: Any
 ) -> dict:
     """The student's ``generate`` on the example's model and prompt, with the settings of the
     example (and ``extra`` ones), after ``torch.manual_seed(ex["seed"])``; with ``expected``,
@@ -108,20 +112,20 @@ def token_ids(out: Any, idx: torch.Tensor, vocab: int, length: int | None, call:
         raise CheckFailed(
             f"{call} returned a tensor of dtype {out.dtype}; token ids are integers "
             "(torch.long, as idx is)",
-            hints.SHAPE,
+            SHAPE,
         )
     if out.dim() != 2 or out.shape[0] != batch:
         raise CheckFailed(
             f"{call} returned a tensor of shape {tuple(out.shape)}; for idx of shape "
             f"{(batch, n)} it should be (batch, tokens) = ({batch}, ...)",
-            hints.SHAPE,
+            SHAPE,
         )
     columns = out.shape[1]
     if columns < n:
         raise CheckFailed(
             f"{call} returned shape {tuple(out.shape)}: fewer columns than the {n} tokens of "
             "idx; return idx with the new tokens appended",
-            hints.SHAPE,
+            SHAPE,
         )
     if length is not None and columns != n + length:
         why = ""
@@ -134,7 +138,7 @@ def token_ids(out: Any, idx: torch.Tensor, vocab: int, length: int | None, call:
         raise CheckFailed(
             f"{call} returned shape {tuple(out.shape)}, expected {(batch, n + length)} (the "
             f"{n} tokens of idx and {length} new ones){why}",
-            hints.SHAPE,
+            SHAPE,
         )
     if not torch.equal(out[:, :n].to(idx.dtype), idx):
         raise CheckFailed(
@@ -199,14 +203,14 @@ def greedy_failure(ex, out, expected, wrong, call: str, why: str) -> CheckFailed
         f"logits, token {best}, but your generate chose token {token}.\n"
         f"The model's logits at that step: {logits_text(logits)}\n"
         f"Expected: {expected.tolist()}\nGot:      {out.tolist()}",
-        hints.VALUES,
+        VALUES,
     )
 
 
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_greedy(worker: WorkerHandle, ex: dict, why: str = "") -> None:
+def check_greedy(worker: Worker, ex: dict, why: str = "") -> None:
     reply = call_generate(worker, ex)
     idx, call = prompt_of(ex), call_text(ex)
     vocab, m = ex["cfg"]["vocab_size"], ex["max_new_tokens"]
@@ -219,11 +223,11 @@ def check_greedy(worker: WorkerHandle, ex: dict, why: str = "") -> None:
         raise greedy_failure(ex, out, expected, wrong, call, why)
 
 
-def check_top_k_one(worker: WorkerHandle, ex: dict) -> None:
+def check_top_k_one(worker: Worker, ex: dict) -> None:
     check_greedy(worker, ex, " (top_k=1 leaves one token to sample from, at any temperature)")
 
 
-def check_context(worker: WorkerHandle, ex: dict) -> None:
+def check_context(worker: Worker, ex: dict) -> None:
     reply = call_generate(worker, ex, record=True, expected=False)
     idx, call, cs = prompt_of(ex), call_text(ex), ex["context_size"]
     n, m = idx.shape[1], ex["max_new_tokens"]
@@ -261,7 +265,7 @@ def check_context(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_sampled_support(worker: WorkerHandle, ex: dict) -> None:
+def check_sampled_support(worker: Worker, ex: dict) -> None:
     reply = call_generate(worker, ex, expected=False)
     idx, call = prompt_of(ex), call_text(ex)
     m, k = ex["max_new_tokens"], ex["settings"]["top_k"]
@@ -289,7 +293,7 @@ def eos_id_of(ex: dict) -> int:
     return int(greedy[0, ex["n_tokens"] + ex["eos_step"]])
 
 
-def check_eos(worker: WorkerHandle, ex: dict) -> None:
+def check_eos(worker: Worker, ex: dict) -> None:
     eos = eos_id_of(ex)
     reply = call_generate(worker, ex, eos_id=eos)
     idx, call = prompt_of(ex), call_text(ex, {"eos_id": eos})
@@ -301,7 +305,7 @@ def check_eos(worker: WorkerHandle, ex: dict) -> None:
         raise CheckFailed(
             f"{call} returned {new} new tokens, more than max_new_tokens={m}.\n"
             f"Expected: {expected.tolist()}\nGot:      {out.tolist()}",
-            hints.SHAPE,
+            SHAPE,
         )
     if torch.equal(out, expected):
         return

@@ -19,7 +19,7 @@ snippets; the decoding checks are in ``checks.decoding``, the distribution check
 
 from __future__ import annotations
 
-from grader.judge.properties import Check
+from grader.pack.judge import Check
 from llm_ch5_pack.checks.decoding import (
     check_context,
     check_eos,

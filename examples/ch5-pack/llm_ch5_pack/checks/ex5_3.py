@@ -17,11 +17,7 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.judge import hints
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import Check, CheckFailed
-from grader.shared.torchseed import seeded
+from grader.pack.judge import Check, CheckFailed, Worker, remembered, returned, seeded
 from llm_ch5_pack.oracle import generate
 from llm_ch5_pack.reference import FixedLogits, generate_text_simple, tiny_gpt
 from llm_ch5_pack.strategies import predicate_cases, settings_models
@@ -52,7 +48,7 @@ def valid_settings(value: Any) -> list[dict]:
     if not isinstance(value, list):
         raise CheckFailed(
             f"deterministic_settings() should return a list of dicts, not a {type(value).__name__}",
-            hints.returned(type(value).__name__),
+            returned(type(value).__name__),
         )
     if not value:
         raise CheckFailed("deterministic_settings() returned an empty list")
@@ -162,7 +158,7 @@ def evidence(temperature: float, top_k: int | None) -> tuple[int, int, list, lis
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_settings_deterministic(worker: WorkerHandle, ex: dict) -> None:
+def check_settings_deterministic(worker: Worker, ex: dict) -> None:
     settings = valid_settings(worker.call("settings"))
     for s in settings:
         t, k, shown = s["temperature"], s["top_k"], setting_text(s["as_given"])
@@ -193,7 +189,7 @@ def check_settings_deterministic(worker: WorkerHandle, ex: dict) -> None:
             )
 
 
-def check_both_ways(worker: WorkerHandle, _: Any) -> None:
+def check_both_ways(worker: Worker, _: Any) -> None:
     settings = valid_settings(worker.call("settings"))
     ways = {"temperature": False, "top_k": False}
     for s in settings:
@@ -218,13 +214,13 @@ def check_both_ways(worker: WorkerHandle, _: Any) -> None:
         )
 
 
-def check_predicate(worker: WorkerHandle, ex: dict) -> None:
+def check_predicate(worker: Worker, ex: dict) -> None:
     t, k = ex["temperature"], ex["top_k"]
     got = worker.call("is_deterministic", temperature=t, top_k=k)
     if type(got) is not bool:
         raise CheckFailed(
             f"is_deterministic({t!r}, {k!r}) returned {got!r}; return True or False",
-            hints.returned(type(got).__name__),
+            returned(type(got).__name__),
         )
     want = deterministic(t, k)
     if got != want:

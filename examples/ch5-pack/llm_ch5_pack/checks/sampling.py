@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import CheckFailed
+from grader.pack.judge import CheckFailed, Worker
 from llm_ch5_pack.checks.decoding import prompt, token_ids
 from llm_ch5_pack.oracle import next_token_probs
 
@@ -59,7 +58,7 @@ def distribution_call(ex: dict) -> str:
     )
 
 
-def check_distribution(worker: WorkerHandle, ex: dict) -> None:
+def check_distribution(worker: Worker, ex: dict) -> None:
     """The next tokens drawn with temperature T > 0 and top-k k follow softmax(top-k-filtered
     logits / T): ``n_draws`` (1000) tokens are drawn in one call on a model whose next-token
     logits never change (``FixedLogits``), so they are independent draws from one distribution.
