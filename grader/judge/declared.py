@@ -99,7 +99,7 @@ def same_as_reference(
     rtol: float = RTOL,
     atol: float = ATOL,
     compare: Compare | None = None,
-    setup: Callable[[Example], str] | None = None,
+    setup: str | Callable[[Example], str] | None = None,
     keywords: tuple[str, ...] = (),
     seed: Callable[[Example], int] | None = None,
     probe: str = "call",
@@ -115,7 +115,8 @@ def same_as_reference(
     decides.
 
     ``setup(example)`` is the snippet's code that defines the arguments a literal cannot
-    (a model: ``model = build_model(...)``); the others are written as literals. With ``seed``,
+    (a model: ``model = build_model(...)``), or a string formatted with a dict example's items
+    (``"model = build_model({cfg!r})"``); the others are written as literals. With ``seed``,
     the worker calls the answer after ``torch.manual_seed(seed(example))`` (so does the
     snippet); seed the reference yourself (``seeded``) if it draws. ``probe`` is the probe
     table's entry that calls the answer (``answer_probes`` names it ``"call"``).
@@ -138,7 +139,10 @@ def same_as_reference(
 
     def reproduce(example: Example) -> str:
         args = dict(arguments(example))
-        defined = setup(example) if setup else ""
+        if setup is None:
+            defined = ""
+        else:
+            defined = setup.format(**example) if isinstance(setup, str) else setup(example)
         lines = ["import torch", f"from exercises.{module} import {function}", ""]
         lines += [defined.rstrip("\n")] if defined else []
         for n, v in args.items():
@@ -146,7 +150,8 @@ def same_as_reference(
                 lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
         if seed is not None:
             lines.append(f"torch.manual_seed({int(seed(example))})")
-        expected = reference(example)
+        with torch.no_grad():
+            expected = reference(example)
         shown = tensor_text(expected) if isinstance(expected, torch.Tensor) else repr(expected)
         lines += [
             f"print('yours:   ', {_call_text(function, args, keywords)})",
