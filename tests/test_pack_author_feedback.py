@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tinypack
 
 from grader.result.schema import CHECK_RAISED, GRADER_FAILED
@@ -112,3 +113,38 @@ def test_a_folder_packs_snippet_runs_as_pasted_without_grader_pack(tmp_path):
     elsewhere = paste("from grader.commands.reproduce import use_pack\nuse_pack('tiny_pack')\n"
                       "import os; print(os.environ.get('GRADER_PACK'))", answer)  # fmt: skip
     assert elsewhere.returncode == 0 and elsewhere.stdout.strip() == "None", elsewhere.stderr
+
+
+# --- grade release's refusal ---------------------------------------------------------------
+
+
+def leaky_pack(folder: Path) -> Path:
+    """The tiny pack with two of its modules holding the solution's lines."""
+    pack = tiny(folder)
+    for name in ("oracle.py", "helpers.py"):
+        (pack / name).write_text(tinypack.SOLUTION)
+    return pack
+
+
+def test_release_refuses_with_every_leaking_file_and_the_remedy(tmp_path):
+    from grader.editions.leaks import REFUSING, SolutionLeaked
+    from grader.editions.release import build_release
+    from grader.shared.packs import read_pack
+
+    pack = leaky_pack(tmp_path / "course")
+    with pytest.raises(SolutionLeaked) as refused:
+        build_release(tmp_path / "out", packs=(read_pack(pack),))
+    said = str(refused.value)
+    assert said.startswith(f"{REFUSING}tiny_pack/helpers.py holds 2 line(s) of tiny-course's")
+    assert "; tiny_pack/oracle.py holds 2 line(s)" in said and "(2 files)" in said
+    assert 'shared = ["exercises", "tiny_pack.helpers", "tiny_pack.oracle"] in ' in said
+    assert said.endswith("pack.toml; else take the solution's lines out of those files "
+                         "(compute the expected answer another way)")  # fmt: skip
+    assert not (tmp_path / "out").exists()
+    # The remedy works: with the modules shared, the release is written.
+    toml = pack / "pack.toml"
+    toml.write_text(toml.read_text().replace(
+        'shared = ["exercises"]', 'shared = ["exercises", "tiny_pack.helpers", "tiny_pack.oracle"]'
+    ))  # fmt: skip
+    build_release(tmp_path / "out", packs=(read_pack(pack),))
+    assert (tmp_path / "out" / "tiny_pack" / "oracle.py").is_file()

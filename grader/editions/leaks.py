@@ -53,7 +53,7 @@ def remedy(leaks: list[str], packs: tuple[Pack, ...]) -> str:
             lines.append(f"shared = [{shared}] in {_shown(pack.folder / FILE)}")
     said = " and ".join(lines) if lines else f"shared = [...] in the pack's {FILE}"
     return (
-        "students get every file listed. If the lines are code every answer may contain (the "
+        "Students get every file listed. If the lines are code every answer may contain (the "
         f"book's code, a model the exercise builds on), say so with {said}; else take the "
         "solution's lines out of those files (compute the expected answer another way)"
     )
