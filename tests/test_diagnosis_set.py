@@ -1,0 +1,62 @@
+"""The labeled set of real students' mistakes (``tests/diagnosis``) and its benchmark
+(``bench/diagnosis.py``): every case says where its mistake was seen and which known cause it
+has, with words that name it; graded, every case loses points and none gets ``error``. The
+share of first messages that name the cause is printed, not asserted (issue 41's goal)."""
+
+import importlib.util
+import sys
+
+import pytest
+from support import ROOT
+
+from grader.shared.registry import EXERCISES
+
+
+def _bench():
+    name = "bench_diagnosis"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "diagnosis.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+BENCH = _bench()
+CASES = BENCH.labeled_cases()
+
+
+def test_the_set_is_large_and_varied():
+    assert len(CASES) >= 30
+    assert len({cause for c in CASES for cause in c.labels.causes}) >= 5
+    assert {c.case.exercise_id for c in CASES} == {e.id for e in EXERCISES}
+    assert all(not c.case.correct for c in CASES), "the labeled set holds wrong answers only"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_headers_parse(case):
+    labels = case.labels
+    assert labels.seen_in, "a case says where its mistake was seen (# seen-in: ...)"
+    assert labels.causes, "a case names its root cause (# cause: ...)"
+    assert set(labels.causes) <= BENCH.CAUSES, f"unknown cause ids: {labels.causes}"
+    assert labels.words and all(labels.words), "a case says which words name its cause"
+    assert case.case.expect_failing, "a case keeps the verdict it gets (# expect-failing: ...)"
+
+
+def test_reading_a_message():
+    labels = BENCH.read_labels("# cause: transpose\n# cause-words: W_key, never\n# cause-words: T")
+    assert labels.causes == ("transpose",)
+    assert BENCH.names_cause(labels, "w_key was never copied")
+    assert not BENCH.names_cause(labels, "W_key differs")
+    assert BENCH.absent_causes(labels, "PyTorch stores its weight with shape (d_out, d_in)") == []
+    assert BENCH.absent_causes(labels, "masks drawn in another order") == ["dropout-order"]
+
+
+@pytest.mark.slow
+def test_every_case_loses_points_and_none_is_an_error():
+    results = BENCH.grade_all(CASES)
+    measured = BENCH.measure(CASES, results)
+    print("\n" + BENCH.report_text(measured))
+    assert [o.id for o in measured.outcomes if not o.lost_points] == []
+    assert [o.id for o in measured.errors] == []
+    assert {o.id: o.header_problems for o in measured.outcomes if o.header_problems} == {}
