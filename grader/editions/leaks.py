@@ -3,7 +3,7 @@ holds one (``grader.editions.release.solution_leaks``) and what to change in ``p
 
 A pack's checks, reference and probes ship to students. A check that computes the expected
 answer with the solution's own lines hands the solution out. When those lines are code that
-every answer may contain (the book's code, a model the exercise builds on), the pack says so
+every answer may contain (published code, a model the exercise builds on), the pack says so
 with ``shared = [...]``: the scan leaves the lines of shared modules out. ``grade check-pack``
 runs the same refusal and shows the same list.
 """
@@ -24,8 +24,8 @@ def leaking_file(leak: str) -> str:
 
 
 def module_of(path: str) -> str | None:
-    """The module a shipped ``.py`` file is (``my_pack/checks/ex5_2.py`` ->
-    ``my_pack.checks.ex5_2``); None for another file."""
+    """The module a shipped ``.py`` file is (``my_pack/checks/sums.py`` ->
+    ``my_pack.checks.sums``); None for another file."""
     if not path.endswith(".py"):
         return None
     parts = path[: -len(".py")].split("/")
@@ -53,9 +53,10 @@ def remedy(leaks: list[str], packs: tuple[Pack, ...]) -> str:
             lines.append(f"shared = [{shared}] in {_shown(pack.folder / FILE)}")
     said = " and ".join(lines) if lines else f"shared = [...] in the pack's {FILE}"
     return (
-        "Students get every file listed. If the lines are code every answer may contain (the "
-        f"book's code, a model the exercise builds on), say so with {said}; else take the "
-        "solution's lines out of those files (compute the expected answer another way)"
+        "Students get every file listed. If the lines are code every answer may contain "
+        "(code the course publishes, a model the exercise builds on), say so with "
+        f"{said}; else take the solution's lines out of those files (compute the expected "
+        "answer another way)"
     )
 
 
