@@ -121,7 +121,7 @@ CHECKS = {
 def check_values(worker, ex: dict) -> None:
     got = ask(worker, ex)["y"]
     if not isinstance(got, torch.Tensor):
-        kind = hints.returned(type(got).__name__)
+        kind = returned(type(got).__name__)
         raise CheckFailed(f"scaled_softmax returned a {type(got).__name__}, not a tensor", kind)
     assert_close(got, expected(ex), f"scaled_softmax(x, {ex['temperature']}) for x = {ex['x']}")
 

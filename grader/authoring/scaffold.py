@@ -28,6 +28,8 @@ from grader.authoring.templates import (
     PACK_HEAD,
     PROBE,
     PROBES_HEAD,
+    SIMPLE_CHECKS,
+    SIMPLE_PROBE,
     SOLUTION,
     STUB,
     TEST,
@@ -179,10 +181,13 @@ def write(
     filename: str | None = None,
     function: str | None = None,
     points: float = 10.0,
+    simple: bool = False,
 ) -> Written:
     """Write the scaffold of an exercise in the pack at ``folder`` (created when it holds no
-    pack.toml: a new pack whose folders lie beside it). Nothing is overwritten: a file that
-    exists already is a ``ScaffoldError`` before anything is written."""
+    pack.toml: a new pack whose folders lie beside it); with ``simple``, its check in the
+    declarative form (``same_as_reference``) and its probe table ``answer_probes``. Nothing is
+    overwritten: a file that exists already is a ``ScaffoldError`` before anything is
+    written."""
     folder = folder.resolve()
     new_pack = not (folder / FILE).is_file()
     package = folder.name
@@ -244,11 +249,13 @@ def write(
         **{key: value for key, value in NEW_PACK_PATHS.items()},
     }
     values["check_name"] = fill(CHECK_NAME, values)
+    values["probe_helper"] = helper = "answer_probes" if simple else "plain"
+    checks_text, probe_text = (SIMPLE_CHECKS, SIMPLE_PROBE) if simple else (CHECKS, PROBE)
 
     files: list[tuple[Path, str, str]] = [  # (path, text, what it is)
         (paths["stubs"] / n.filename, fill(STUB, values), "the stub students get"),
         (paths["solution"] / n.filename, fill(SOLUTION, values), "the solution"),
-        (folder / "checks" / f"{n.module}.py", fill(CHECKS, values), "the checks (judge side)"),
+        (folder / "checks" / f"{n.module}.py", fill(checks_text, values), "the checks (judge)"),
         (corpus / "wrong_answer_1.py", fill(WRONG, values), "a wrong answer"),
         (corpus / "correct_unusual_1.py", fill(CORRECT, values), "an unusual right answer"),
         (test_file, fill(TEST, values), "a test"),
@@ -274,13 +281,14 @@ def write(
     # The probe: appended to the pack's probes module (made if there is none).
     if probes_file.exists():
         current = probes_file.read_text(encoding="utf-8")
-        imported = re.search(r"^from grader\.worker\.probes import[^\n]*\bplain\b", current, re.M)
-        parens = re.search(r"^from grader\.worker\.probes import \(([^)]*)\)", current, re.M)
-        has_plain = imported or (parens and re.search(r"\bplain\b", parens.group(1)))
+        face = r"^from grader\.pack\.worker import"
+        imported = re.search(rf"{face}[^\n]*\b{helper}\b", current, re.M)
+        parens = re.search(rf"{face} \(([^)]*)\)", current, re.M)
+        has_it = imported or (parens and re.search(rf"\b{helper}\b", parens.group(1)))
         values["import"] = (
-            "" if has_plain else "from grader.worker.probes import plain  # noqa: E402\n"
+            "" if has_it else f"from grader.pack.worker import {helper}  # noqa: E402\n"
         )
-        probe = fill(PROBE, values)
+        probe = fill(probe_text, values)
         probes_file.write_text(current.rstrip("\n") + "\n" + probe, encoding="utf-8")
         done.files.append((probes_file, "its probe, appended (worker side)"))
         if pack is not None and probes_module not in pack.worker:
@@ -290,7 +298,7 @@ def write(
             )
     else:
         values["import"] = ""
-        text = fill(PROBES_HEAD, values) + fill(PROBE, values)
+        text = fill(PROBES_HEAD, values) + fill(probe_text, values)
         _create(probes_file, text, done, "its probe (worker side)")
         if pack is not None:
             done.notes.append(

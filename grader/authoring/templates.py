@@ -52,8 +52,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.judge import hints
-from grader.judge.properties import Check, CheckFailed, assert_close
+from grader.pack.judge import Check, CheckFailed, assert_close, returned
 
 
 # TODO(pack): the examples the property is checked on: a hypothesis strategy of plain data
@@ -69,11 +68,12 @@ def expected(ex: dict) -> torch.Tensor:
 
 
 # TODO(pack): ask the worker (a probe of <<probes_module>>) and compare. CheckFailed says what
-# is wrong in plain words; its kind (grader.judge.hints) chooses the hint shown.
+# is wrong in plain words; its kind (grader.pack.judge: VALUES, SHAPE, returned(...)) chooses
+# the hint shown.
 def check_values(worker, ex: dict) -> None:
     got = worker.call("call", x=torch.tensor(ex["x"]))
     if not isinstance(got, torch.Tensor):
-        kind = hints.returned(type(got).__name__)
+        kind = returned(type(got).__name__)
         raise CheckFailed(f"<<function>>(x) returned a {type(got).__name__}, not a tensor", kind)
     assert_close(got, expected(ex), f"<<function>>(x) for x = {ex['x']}")
 
@@ -108,12 +108,12 @@ CHECKS = [
 
 PROBES_HEAD = '''"""The worker side of the pack <<pack_name>>: what a worker does with a
 student's module, one table of probes per exercise (named in pack.toml). Probes use torch and
-the grader's probe library (``grader.worker.probes``), never the judge or hypothesis, and
-judge nothing."""
+the grader's public face for probes (``grader.pack.worker``), never the judge or hypothesis,
+and judge nothing."""
 
 from __future__ import annotations
 
-from grader.worker.probes import plain
+from grader.pack.worker import <<probe_helper>>
 '''
 
 PROBE = """
@@ -129,6 +129,61 @@ def _<<module>>_call(module, state, x):
 
 
 <<table>> = {"call": _<<module>>_call}
+"""
+
+SIMPLE_CHECKS = '''"""Checks for exercise <<id>>: <<title>> (judge side), declared: the student's function,
+run in the worker (``<<probes_module>>:<<table>>``), against a reference, within a tolerance."""
+
+import torch
+from hypothesis import strategies as st
+
+from grader.pack.judge import same_as_reference
+
+
+# TODO(pack): the examples: a hypothesis strategy of plain data (hypothesis shrinks a failure
+# toward the strategy's simplest values: make them the easiest case to read).
+def examples() -> st.SearchStrategy[dict]:
+    values = st.floats(min_value=-10, max_value=10, allow_nan=False, width=32)
+    return st.fixed_dictionaries({"x": st.lists(values, min_size=1, max_size=8)})
+
+
+# TODO(pack): what the student's function gets, by name and in order: plain data and tensors
+# (a model goes as plain data, which the probe table's ``build`` rebuilds in the worker).
+def arguments(ex: dict) -> dict:
+    return {"x": torch.tensor(ex["x"])}
+
+
+# TODO(pack): the reference answer, computed here in the judge, never by the student's code.
+def reference(ex: dict) -> torch.Tensor:
+    return torch.cumsum(torch.tensor(ex["x"]), dim=0)
+
+
+# TODO(pack): the check: a name a student understands, points, a hint, and the tolerance
+# (rtol, atol: |got - expected| <= atol + rtol * |expected|).
+CHECKS = [
+    same_as_reference(
+        name="<<function>>(x) returns the running sums of x, for any 1-D tensor",
+        answer="<<stem>>:<<function>>",
+        strategy=examples(),
+        arguments=arguments,
+        reference=reference,
+        points=<<points>>,
+        hint="y[i] is the sum of x[0] ... x[i], the last one included: torch.cumsum(x, dim=0) "
+        "computes it.",
+        rtol=1e-4,
+        atol=1e-5,
+    )
+]
+'''
+
+SIMPLE_PROBE = """
+
+# --- exercise <<id>>: <<title>>
+<<import>>
+
+# TODO(pack): the worker calls the student's function with the judge's arguments; give
+# ``build={"name": function}`` for an argument sent as plain data that must be rebuilt here.
+<<table>> = answer_probes("<<function>>")
 """
 
 WRONG = '''"""TODO(pack): a wrong answer students write, and why it is wrong; name the file after it

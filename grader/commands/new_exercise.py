@@ -55,6 +55,13 @@ def parser() -> argparse.ArgumentParser:
         help="the function the student writes (default: the title's words, snake_case)",
     )
     p.add_argument("--points", type=float, default=10.0, help="the exercise's points (default: 10)")
+    p.add_argument(
+        "--simple",
+        action="store_true",
+        help="the declarative form: the check is one same_as_reference (the student's function "
+        "against a reference on drawn inputs, within a tolerance) and the probe one "
+        "answer_probes line",
+    )
     return p
 
 
@@ -91,7 +98,9 @@ def main(argv: list[str]) -> int:
     if args.points <= 0:
         raise UsageError("--points must be more than 0")
     try:
-        written = write(folder, args.id, args.title, args.file, args.function, args.points)
+        written = write(
+            folder, args.id, args.title, args.file, args.function, args.points, args.simple
+        )
     except ScaffoldError as exc:
         raise UsageError(str(exc)) from None
     state = "a new pack" if written.new_pack else "the pack"
