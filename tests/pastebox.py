@@ -1,168 +1,26 @@
-"""Reproduce snippets run as ``python -c SNIPPET`` would run them, from a warm interpreter.
-
-A snippet's own work takes a few hundredths of a second; a fresh interpreter spends more than
-a second importing torch first, and the suite pastes dozens of snippets. So each test process
-keeps one server that has imported torch (and nothing of this repository's: the snippet must
-find ``reference``, ``exercises`` and ``grader`` from its folder, as a student's paste does),
-and forks a child per snippet. The child is set up as ``python -c`` sets itself up: the
-snippet's folder current and first on ``sys.path`` (as ``''``), a fresh ``__main__``
-namespace, output to its own files, exit status 1 and a traceback on stderr when the snippet
-raises. The server never runs a torch operation, so its children may use threads; and it forks
-only while it runs no other thread (numpy's OpenBLAS, which torch loads, stops its pool for a
-fork and starts it again only when used): a thread holding a lock at the fork would leave it
-held forever in the child. The server checks this after each fork and stops if it ever fails.
+"""Reproduce snippets run as ``python -c SNIPPET`` would run them, from a warm interpreter
+(``grader.authoring.pastes``, which ``grade check-pack`` pastes with too): the grader, the
+packs and ``reference`` found from the repository (``PYTHONPATH``), as in a student's
+environment where the package is installed.
 
 ``paste`` (``tests/support.py``) is the one way tests run a snippet.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import struct
 import subprocess
-import sys
-import tempfile
-import threading
 from pathlib import Path
 
+from grader.authoring import pastes
+
 ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-SERVER = r"""
-import atexit, json, os, struct, sys, traceback
-import torch  # the second a fresh interpreter would spend, once
-
-requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
-base_path = list(sys.path[1:])  # without the server's own '' (its folder)
-
-def run(job):
-    os.chdir(job["cwd"])
-    sys.path[:] = [""] + base_path
-    for fd, name in ((1, "out"), (2, "err")):
-        target = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(target, fd)
-        os.close(target)
-    sys.argv[:] = ["-c"]
-    main = type(sys)("__main__")
-    sys.modules["__main__"] = main
-    code = 0
-    try:
-        exec(compile(job["snippet"], "<string>", "exec"), main.__dict__)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if exc.code is not None and not isinstance(exc.code, int):
-            print(exc.code, file=sys.stderr)
-    except BaseException as exc:  # printed as python -c prints it: no frame of this server
-        traceback.print_exception(type(exc), exc, exc.__traceback__.tb_next)
-        code = 1
-    atexit._run_exitfuncs()  # as python -c does at exit: a notebook's extracted files go
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
-    os._exit(code)
-
-while True:
-    head = requests.read(4)
-    if len(head) < 4:
-        break
-    job = json.loads(requests.read(struct.unpack("!I", head)[0]))
-    child = os.fork()
-    if child == 0:
-        requests.close()
-        replies.close()
-        run(job)
-    threads = len(os.listdir("/proc/self/task"))  # as Python 3.12+ counts them for its warning
-    assert threads == 1, f"the paste box forked while it ran {threads} threads"
-    _, status = os.waitpid(child, 0)
-    replies.write(struct.pack("!i", os.waitstatus_to_exitcode(status)))
-    replies.flush()
-"""
-
-
-class PasteBox:
-    """One warm server; ``run`` pastes a snippet into it (one snippet at a time)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
-
-    def _start(self) -> subprocess.Popen:
-        req_r, self._req_w = os.pipe()
-        self._rep_r, rep_w = os.pipe()
-        proc = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(req_r), str(rep_w)],
-            pass_fds=(req_r, rep_w),
-            cwd=tempfile.gettempdir(),
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-            start_new_session=True,  # its own group: a hung snippet dies with the server
-        )
-        os.close(req_r)
-        os.close(rep_w)
-        return proc
-
-    def run(self, snippet: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-        with self._lock, tempfile.TemporaryDirectory(prefix="paste-") as tmp:
-            if self._proc is None or self._proc.poll() is not None:
-                self._proc = self._start()
-            out, err = Path(tmp) / "out", Path(tmp) / "err"
-            job = json.dumps(
-                {"snippet": snippet, "cwd": str(cwd), "out": str(out), "err": str(err)}
-            ).encode()
-            os.write(self._req_w, struct.pack("!I", len(job)) + job)
-            reply = _read_exact(self._rep_r, 4, timeout)
-            if reply is None:  # the snippet hangs or the server died: start afresh next time
-                self.close()
-                code = -9
-            else:
-                code = struct.unpack("!i", reply)[0]
-            return subprocess.CompletedProcess(
-                ["python", "-c", snippet],
-                code,
-                out.read_text(errors="replace") if out.exists() else "",
-                err.read_text(errors="replace") if err.exists() else "",
-            )
-
-    def close(self) -> None:
-        if self._proc is not None:
-            try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self._proc.wait()
-            os.close(self._req_w)
-            os.close(self._rep_r)
-            self._proc = None
-
-
-def _read_exact(fd: int, n: int, timeout: float) -> bytes | None:
-    import select
-
-    data = b""
-    while len(data) < n:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        if not ready:
-            return None
-        chunk = os.read(fd, n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
-BOX = PasteBox()
+BOX = pastes.PasteBox(ENV)
 
 
 def fresh(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     """The same paste into a really fresh interpreter (``tests/test_snippets.py`` holds the
     two to the same output)."""
-    return subprocess.run(
-        [sys.executable, "-c", snippet],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return pastes.fresh(snippet, cwd, ENV)
