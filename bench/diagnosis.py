@@ -59,8 +59,8 @@ CAUSE_PATTERNS: dict[str, str] = {
     r"assigned)|(still )?holds? (its|the) (random|initial|old)",
     "transfer-swapped": r"swapp|the other's weight|holds? W_(query|key|value)'s",
     "transfer-wrong-name": r"new (attribute|parameter)|(never|not) (read|used) by forward",
-    "transpose": r"transpos|stores its weight with shape \(d_out, d_in\)|invisible when "
-    r"d_in == d_out",
+    "transpose": r"stores its weight with shape \(d_out, d_in\)|invisible when d_in == d_out|"
+    r"(not|never|without|forgot\w*|missing|instead of) (been |being |the )?transpos|untransposed",
     "v2-changed": r"never the other way|on sa_v2's weights change sa_v2",
     "frozen-weights": r"requires_grad|detached tensor|stops training",
     "plain-tensor": r"only lets an nn\.Parameter|assign nn\.Parameter\(tensor\)",

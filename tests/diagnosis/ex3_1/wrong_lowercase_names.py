@@ -7,7 +7,6 @@ reads, and W_query, W_key, W_value keep their random values."""
 # cause-words: w_query, new
 # cause-words: w_query, unused
 # cause-words: w_query, never
-# cause-words: W_query, not transferred
 # expect-failing: sa_v1 computes what sa_v2 computes, for any d_in, d_out and input
 
 import torch
