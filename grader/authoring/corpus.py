@@ -3,8 +3,9 @@ get.
 
 The corpus folder holds one folder per exercise, named by the exercise's module
 (``Exercise.module``: the id with every non-word character made ``_``, after ``ex``). In it,
-``correct_*.py`` must get full marks and ``wrong_*.py`` must lose points; a wrong answer's
-header says more, one line each, anywhere in the file::
+``correct_*.py`` must get full marks and ``wrong_*.py`` must lose points (a file named
+otherwise is refused, not guessed: ``unnamed``); a wrong answer's header says more, one
+line each, anywhere in the file::
 
     # expect-failing: <part of a check's name>     that check fails (repeatable)
     # expect-hint: <words>                         every failing check's hint says them
@@ -65,16 +66,32 @@ def read_case(exercise_id: str, path: Path) -> CorpusCase:
     )
 
 
-def corpus_cases(folder: Path, exercises: Iterable[Exercise]) -> list[CorpusCase]:
-    """Every case of the corpus in ``folder`` for ``exercises``, in their order, each
-    exercise's files sorted by name (``.py`` files; a name that is neither ``correct_`` nor
-    ``wrong_`` counts as a wrong answer, as before)."""
-    cases = []
+PREFIXES = ("correct_", "wrong_")
+
+
+def _answers(folder: Path, exercises: Iterable[Exercise]) -> list[tuple[str, Path]]:
+    found = []
     for ex in exercises:
         sub = folder / ex.module
-        for path in sorted(sub.glob("*.py")) if sub.is_dir() else []:
-            cases.append(read_case(ex.id, path))
-    return cases
+        found += [(ex.id, path) for path in (sorted(sub.glob("*.py")) if sub.is_dir() else [])]
+    return found
+
+
+def corpus_cases(folder: Path, exercises: Iterable[Exercise]) -> list[CorpusCase]:
+    """Every case of the corpus in ``folder`` for ``exercises``, in their order, each
+    exercise's files sorted by name (``.py`` files named ``correct_*`` or ``wrong_*``; the
+    others are no case: ``unnamed``)."""
+    return [
+        read_case(ex_id, path)
+        for ex_id, path in _answers(folder, exercises)
+        if path.name.startswith(PREFIXES)
+    ]
+
+
+def unnamed(folder: Path, exercises: Iterable[Exercise]) -> list[Path]:
+    """The ``.py`` files of the corpus named neither ``correct_*`` nor ``wrong_*``: what they
+    must get is unknown, so they are graded as nothing (``grade check-pack`` fails on them)."""
+    return [path for _, path in _answers(folder, exercises) if not path.name.startswith(PREFIXES)]
 
 
 def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
@@ -105,8 +122,11 @@ def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
         missing = [name for name, hint in hints.items() if wanted not in hint]
         if missing:
             found.append(f"expect-hint: {wanted!r} is not in the hint of {'; '.join(missing)}")
+    # A message as the student reads it: its cause (with the cause's hint) and its own text.
     messages = [
-        f"{(c.cause or {}).get('text', '')}\n{c.message}" for c in exercise.checks if not c.passed
+        f"{(c.cause or {}).get('text', '')}\n{c.message}\n{hint_of(c)}"
+        for c in exercise.checks
+        if not c.passed
     ]
     for wanted in case.expect_message:
         if not any(wanted in message for message in messages):

@@ -6,9 +6,12 @@ With the pack chosen and the public seed, everything is graded through ``grader.
    solution and corpus); while one is, nothing else runs;
 2. *solution*: the pack's solution gets full marks on every exercise;
 3. *stubs*: every exercise of the stubs reads "not done yet" and scores 0;
-4. *corpus*: every ``wrong_*.py`` loses points and fails the checks its header names,
-   every ``correct_*.py`` gets full marks (``grader.authoring.corpus``); each exercise has
-   at least one wrong answer (a check no wrong answer fails proves nothing);
+4. *corpus*: every ``wrong_*.py`` loses points and fails the checks its header names, and
+   each of its failing checks' reproduce snippets runs as pasted to the failure it shows
+   (``grader.authoring.reproduced``; a warning when the mistake is caught only near float
+   noise); every ``correct_*.py`` gets full marks (``grader.authoring.corpus``); a file named
+   neither fails; each exercise has at least one wrong answer (a check no wrong answer fails
+   proves nothing);
 5. *mutants*: up to N mutants of each solution file (``grader.authoring.mutation``), spread
    over the file, graded in rounds (one mutant of each exercise a submission); the survivors
    are reported with their diffs, never a failure.
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
-from grader.authoring.corpus import CorpusCase, corpus_cases, problems
+from grader.authoring.corpus import CorpusCase, corpus_cases, problems, unnamed
 from grader.authoring.mutants import Mutant
 from grader.authoring.mutation import Verdict, file_jobs, pack_settings, run_rounds
 from grader.shared.packs import Exercise, Pack
@@ -134,6 +137,7 @@ class Settings:
 
     max_examples: int | None = None
     processes: int | None = None
+    snippets: bool = True  # paste every failing check's snippet of the wrong answers
 
     def request(self, ids: Sequence[str]):
         from grader import pipeline
@@ -231,12 +235,21 @@ def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Ste
     folder, refused = _declared(pack, "corpus", "corpus")
     if refused:
         return refused
+    from grader.authoring.pastes import PasteBox
+    from grader.authoring.reproduced import near_noise, snippet_problems
+
     cases = corpus_cases(folder, exercises)
     details = [
         f"{ex.id}: no wrong answer in {_shown(folder / ex.module)}/ (wrong_*.py)"
         for ex in exercises
         if not any(c.exercise_id == ex.id and not c.correct for c in cases)
     ]
+    details += [
+        f"{_shown(path)}: named neither correct_*.py nor wrong_*.py, so not graded: rename it"
+        for path in unnamed(folder, exercises)
+    ]
+    warnings: list[str] = []
+    box = PasteBox() if settings.snippets else None
     by_id = {ex.id: ex for ex in exercises}
     per_exercise = [[c for c in cases if c.exercise_id == ex.id] for ex in exercises]
     scratch = Path(tempfile.mkdtemp(prefix="check-pack-"))
@@ -252,19 +265,29 @@ def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Ste
             result = _grade(folder_k, ids, settings, f"corpus round {number}")
             graded = {ex.id: ex for ex in result.exercises}
             for case in round_cases:
-                for problem in problems(case, graded[case.exercise_id]):
-                    details.append(f"{_shown(case.path)}: {problem}")
+                got = graded[case.exercise_id]
+                found = problems(case, got)
+                if not case.correct and box is not None:  # pasted where grade ran
+                    found += snippet_problems(got, Path.cwd(), box.run)
+                    noise = near_noise(got)
+                    warnings += [f"warning: {_shown(case.path)}: {noise}"] if noise else []
+                details += [f"{_shown(case.path)}: {problem}" for problem in found]
     finally:
+        if box is not None:
+            box.close()
         shutil.rmtree(scratch, ignore_errors=True)
     wrong = sum(not c.correct for c in cases)
     counted = f"{len(cases)} case(s), {wrong} wrong and {len(cases) - wrong} correct"
+    warned = f"; {len(warnings)} warning(s)" if warnings else ""
     if details:
-        return Step("corpus", FAIL, f"{len(details)} problem(s) in {counted}", details)
+        summary = f"{len(details)} problem(s) in {counted}{warned}"
+        return Step("corpus", FAIL, summary, details + warnings)
     summary = (
-        f"{counted}: every wrong answer loses points where its header says, every correct "
-        "one gets full marks"
+        f"{counted}: every wrong answer loses points where its header says"
+        + (" and its snippets show it" if settings.snippets else "")
+        + f", every correct one gets full marks{warned}"
     )
-    return Step("corpus", PASS, summary)
+    return Step("corpus", PASS, summary, warnings)
 
 
 # --- mutants ---------------------------------------------------------------------------------

@@ -1,11 +1,14 @@
 """``grade check-pack PATH``: prove an exercise pack before students see it.
 
-PATH is the pack's folder (the one holding ``pack.toml``); it need not be installed. With that
-pack chosen and the public seed, through ``grader.pipeline``, the pack's solution must get full
-marks, its stubs must read "not done yet" with 0 points, and every corpus case must get what
-its name and header say; then mutants of the solution files are graded and the survivors shown
-with their diffs (``grader.authoring.proof``). A pack whose ``TODO(pack)`` places (left by
-``grade new-exercise``) are not all filled in is refused before anything is graded.
+PATH is the pack's folder (the one holding ``pack.toml``); it need not be installed. First,
+``grade release`` is run into a scratch folder: every file it would refuse as holding a
+solution is listed, with the remedy. Then, with that pack chosen and the public seed, through
+``grader.pipeline``, the pack's solution must get full marks, its stubs must read "not done
+yet" with 0 points, and every corpus case must get what its name and header say (and a wrong
+answer's snippets must run as pasted); then mutants of the solution files are graded and the
+survivors shown with their diffs (``grader.authoring.proof``). A pack whose ``TODO(pack)``
+places (left by ``grade new-exercise``) are not all filled in is refused before anything is
+graded.
 
 Exit status: 0 when the pack holds (survivors are reported, not failures), 1 when a step
 fails, 2 on a usage error (PATH is not a pack: one line).
@@ -14,7 +17,10 @@ fails, 2 on a usage error (PATH is not a pack: one line).
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from grader.commands.options import EXIT_FAILED, EXIT_PASSED, add_exercise_option
@@ -81,6 +87,29 @@ def chosen_pack(path: Path):
     return pack
 
 
+def release_step(pack):
+    """``grade release`` of ``pack`` into a scratch folder: FAIL with what it would refuse
+    (every file that holds a solution's lines, and the remedy), else PASS."""
+    from grader.authoring.proof import FAIL, PASS, Step
+    from grader.editions.leaks import SolutionLeaked
+    from grader.editions.release import build_release
+
+    began = time.monotonic()
+    scratch = Path(tempfile.mkdtemp(prefix="check-pack-release-"))
+    try:
+        build_release(scratch / "edition", packs=(pack,))
+        step = Step("release", PASS, "grade release writes the edition: no file holds a solution")
+    except SolutionLeaked as exc:
+        said = f"grade release would refuse: {len(exc.leaks)} file(s) hold a solution's lines"
+        step = Step("release", FAIL, said, [*exc.leaks, exc.remedy])
+    except UsageError as exc:
+        step = Step("release", FAIL, f"grade release would refuse: {exc}")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    step.seconds = round(time.monotonic() - began, 1)
+    return step
+
+
 def show_step(step) -> None:
     print(f"  {step.name:<10} {step.status:<4}  {step.summary} ({step.seconds:g} s)")
     from grader.authoring.proof import MAX_DETAILS
@@ -121,13 +150,16 @@ def main(argv: list[str]) -> int:
     )
     sys.stdout.flush()
     settings = Settings(max_examples=args.max_examples, processes=args.jobs)
+    release = release_step(pack)  # what students will be handed, before it is graded
+    show_step(release)
     proof = prove(pack, exercises, args.mutants, settings, show_step)
+    failed = ["release"] * (release.status != "PASS") + proof.failed
     survivors = [v for v in proof.verdicts if not v.killed]
     if survivors:
         print("\nsurvivors (each a change to the solution that every check lets pass):")
         print(survivors_text(survivors))
-    if proof.holds:
+    if not failed:
         print(f"check-pack: {pack.name} holds (solution, stubs and corpus)")
         return EXIT_PASSED
-    print(f"check-pack: {pack.name} does not hold: {', '.join(proof.failed)} failed")
+    print(f"check-pack: {pack.name} does not hold: {', '.join(failed)} failed")
     return EXIT_FAILED
