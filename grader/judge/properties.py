@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import FlakyFailure
 
 from grader.judge import causes, differences, hints, replay
+from grader.judge.explicit import shrinking
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.result.schema import GRADER_FAILED, NOT_DONE, STUB_PLACEHOLDER, TAMPERED, CheckResult
 
@@ -255,13 +256,20 @@ def inconsistent_text(exc: FlakyFailure) -> str:
 def _hypothesis_test(
     check: Check, test: Callable[[Any], None], exercise_id: str, seed: int, limit: int
 ) -> Callable[[], None]:
-    """``test`` as a hypothesis property over ``check``'s strategy, explicit examples first,
-    derandomized from the seed."""
+    """``test`` as a hypothesis property over ``check``'s strategy, explicit examples first
+    (one that fails is shrunk: ``grader.judge.explicit``), derandomized from the seed."""
+    return shrinking(
+        test, lambda t, first: _property(check, t, exercise_id, seed, limit, first), check.examples
+    )
 
+
+def _property(
+    check: Check, test: Callable[[Any], None], exercise_id: str, seed: int, limit: int, first: bool
+) -> Callable[[], None]:
     def prop(example: Any) -> None:
         test(example)
 
-    for explicit in reversed(check.examples):
+    for explicit in reversed(check.examples if first else ()):
         prop = hypothesis_example(explicit)(prop)
     prop = settings(
         max_examples=limit,
