@@ -131,8 +131,8 @@ def _<<module>>_call(module, state, x):
 <<table>> = {"call": _<<module>>_call}
 """
 
-SIMPLE_CHECKS = '''"""Checks for exercise <<id>>: <<title>> (judge side), declared: the student's function,
-run in the worker (``<<probes_module>>:<<table>>``), against a reference, within a tolerance."""
+SIMPLE_CHECKS = '''"""Exercise <<id>>: <<title>>. Declared (judge side): the student's function,
+run in the worker (``<<probes_module>>:<<table>>``), against a reference within a tolerance."""
 
 import torch
 from hypothesis import strategies as st
