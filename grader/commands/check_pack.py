@@ -55,6 +55,11 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="judge processes (default: one per core)",
     )
+    p.add_argument(
+        "--no-snippets",
+        action="store_true",
+        help="do not paste the wrong answers' reproduce snippets (a quicker run that proves less)",
+    )
     add_exercise_option(p, help="prove only this exercise of the pack; repeatable")
     p.add_argument(
         "--max-examples",
@@ -151,7 +156,7 @@ def main(argv: list[str]) -> int:
         f"public seed {PUBLIC_SEED}"
     )
     sys.stdout.flush()
-    settings = Settings(max_examples=args.max_examples, processes=args.jobs)
+    settings = Settings(args.max_examples, args.jobs, snippets=not args.no_snippets)
     release = release_step(pack)  # what students will be handed, before it is graded
     show_step(release)
     proof = prove(pack, exercises, args.mutants, settings, show_step)
