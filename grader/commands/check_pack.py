@@ -32,11 +32,13 @@ def parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="grade check-pack",
-        description="Prove an exercise pack before students see it: its solution gets full "
-        "marks, its stubs read 'not done yet' with 0 points, every corpus case (wrong_*.py, "
-        "correct_*.py with their '# expect-failing:' headers) gets what it must, and mutants "
-        "of the solution are graded (survivors are shown, not failures). Exit status 0 when "
-        "the pack holds, 1 when a step fails, 2 when PATH is not a pack.",
+        description="Prove an exercise pack before students see it: grade release would hand "
+        "out no solution, its solution gets full marks, its stubs read 'not done yet' with 0 "
+        "points, every corpus case (wrong_*.py, correct_*.py with their '# expect-failing:' "
+        "headers) gets what it must and every failing check's snippet of a wrong answer runs "
+        "as pasted, and mutants of the solution are graded (survivors are shown, not "
+        "failures). Exit status 0 when the pack holds, 1 when a step fails, 2 when PATH is "
+        "not a pack.",
     )
     p.add_argument("path", type=Path, metavar="PATH", help="the pack's folder (with pack.toml)")
     p.add_argument(
