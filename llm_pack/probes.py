@@ -46,7 +46,18 @@ def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: di
             "registered": name in sa_v1._parameters,
             "requires_grad": bool(getattr(w, "requires_grad", False)),
         }
-    return {"v1": weights, "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()")}
+    blank = SelfAttention_v1(d_in, d_out)  # what sa_v1 had before: anything else was added
+    fresh = set(vars(blank)) | set(blank._parameters)
+    added = sorted(
+        n
+        for n in {*vars(sa_v1), *sa_v1._parameters}
+        if n not in fresh and isinstance(getattr(sa_v1, n, None), torch.Tensor)
+    )[:10]
+    return {
+        "v1": weights,
+        "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()"),
+        "added": [str(n)[:60] for n in added],
+    }
 
 
 # --- 3.2, 3.3 --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from report_cases import CONTROL, HUGE, edge_result, real_results
 from support import CORPUS, grade_folder, make_submission
 
 from grader.result import report_text
-from grader.result.common import parse_message
+from grader.result.common import hint_of, parse_message
 from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 SCREEN = 40  # lines: one failing exercise, its snippet included
@@ -52,7 +52,8 @@ def test_failing_shows_the_evidence_and_the_snippet(failing):
     assert check.name in text
     assert f"Expected: {msg.expected}" in text and f"Got:      {msg.got}" in text
     assert "Counterexample: d_in=" in text
-    assert "Hint: " + msg.hint.split()[0] in text
+    assert "Hint: " + hint_of(check).split()[0] in text
+    assert "Cause: " + check.cause["text"].split(",")[0] in text  # the cause, said first
     for line in check.reproduce.strip().splitlines():  # the first failure's snippet
         assert line.rstrip() in text
     assert "Score: 5/10 (50%)" in text and "2 of 3 checks passed" in text

@@ -182,7 +182,8 @@ def _check(raw: Any, points: float | None = None) -> Any:
         and (points is None or check.max_points == points)
         and (check.reproduce is None or isinstance(check.reproduce, str))
         and (check.cause is None or (isinstance(check.cause, dict) and all(
-            isinstance(check.cause.get(k), str) for k in ("key", "text", "hint"))))
+            isinstance(check.cause.get(k), str) for k in ("key", "text", "hint"))
+            and type(check.cause.get("rank", 0)) is int))
     )  # fmt: skip
     return check if fine else None
 

@@ -1,10 +1,10 @@
 """Causes: what the evidence in one answer says went wrong, once for all the checks it breaks.
 
 A check that fails says what it saw; several checks often fail for one reason (a config key the
-classes read and the config lacks breaks every check that builds the model; a GELU with a wrong
-constant breaks every check that compares logits). A failure may carry a ``Cause``: a key that
-tells two failures of one reason apart from two of different reasons, the cause in words with
-its evidence, and the hint that goes with it. Where does a cause come from:
+classes read and the config lacks breaks every check that builds the model; an activation with a
+wrong constant breaks every check that compares outputs). A failure may carry a ``Cause``: a
+key that tells two failures of one reason apart from two of different reasons, the cause in
+words with its evidence, and the hint that goes with it. Where does a cause come from:
 
 - an exception: the same type raised on the same line is one cause (``from_exception``);
 - a check's own probe that confirmed the cause in this answer (the first part of a module whose
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from grader.result.schema import CheckResult
 
@@ -34,9 +35,17 @@ class Cause:
     key: str
     text: str
     hint: str = ""
+    # How far up the chain of causes this one sits: a probe that found an argument ignored or
+    # a part renamed explains the exceptions and differences that follow from it (ROOT), a
+    # part found to compute something else explains the checks that compare outputs (PART).
+    rank: int = 0
 
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "text": self.text, "hint": self.hint}
+    def as_dict(self) -> dict[str, Any]:
+        said: dict[str, Any] = {"key": self.key, "text": self.text, "hint": self.hint}
+        return {**said, "rank": self.rank} if self.rank else said
+
+
+PART, ROOT = 1, 2
 
 
 def from_exception(info: dict, text: str, hint: str = "") -> Cause:
@@ -48,10 +57,17 @@ def from_exception(info: dict, text: str, hint: str = "") -> Cause:
     return Cause(f"raised:{info.get('type', 'Exception')}:{where}", text, hint)
 
 
+def _rank(cause: dict) -> int:
+    rank = cause.get("rank", 0)
+    return rank if type(rank) is int else 0
+
+
 def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
-    """The causes of the failing ``checks``, root cause first: ``{"key", "cause", "hint",
-    "checks"}`` each, its text and hint those of the first check it breaks."""
+    """The causes of the failing ``checks``, root cause first (the highest rank, then the one
+    that breaks the most checks, then the first met): ``{"key", "cause", "hint", "checks"}``
+    each, its text and hint those of the first check it breaks."""
     found: dict[str, dict] = {}
+    ranks: dict[str, int] = {}
     for check in checks:
         cause = check.cause if not check.passed else None
         if not cause:
@@ -61,5 +77,9 @@ def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
             {"key": cause["key"], "cause": cause["text"], "hint": cause["hint"], "checks": []},
         )
         entry["checks"].append(check.name)
+        ranks[cause["key"]] = max(ranks.get(cause["key"], 0), _rank(cause))
     order = list(found)
-    return sorted(found.values(), key=lambda d: (-len(d["checks"]), order.index(d["key"])))
+    return sorted(
+        found.values(),
+        key=lambda d: (-ranks[d["key"]], -len(d["checks"]), order.index(d["key"])),
+    )

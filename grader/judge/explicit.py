@@ -1,7 +1,7 @@
 """Explicit examples that fail are shrunk too.
 
-A check's ``examples`` (the book's own case, say) are tried first, and hypothesis never shrinks
-them: a student would see a book-sized counterexample. ``shrinking`` runs the check as usual;
+A check's ``examples`` (the statement's own case, say) are tried first, and hypothesis never
+shrinks them: a student would see a large counterexample. ``shrinking`` runs the check as usual;
 when the example that failed is one of the explicit ones, it runs the check's search again
 without them (drawn examples only, shrunk as usual, from the same seed) and reports the
 smaller failure that search finds. When the search finds none (an explicit example catches a

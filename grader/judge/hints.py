@@ -17,7 +17,8 @@ A check's own hint is about the kinds it lists (``Check.hint_kinds``; by default
 ``shape``, ``values`` and ``count``, each with any detail after a colon). ``KNOWN`` holds the
 hints that depend only on what went wrong, whatever the check. ``choose`` picks, in this order:
 the check's hint for a kind it names exactly, a known hint, the check's hint for a family it
-names, and else nothing: no hint is better than a misleading one.
+names, and else nothing: no hint is better than a misleading one. A known hint with a pattern
+the message matches comes first of all: the message is evidence for it.
 
 An exception's own evidence comes first (``from_exception``): a ``KeyError`` raised on a line
 that reads that key of a dict (``cfg["drop"]``) says which dict lacks which key, which code
@@ -130,11 +131,18 @@ def choose(
     the grader's own); ``""`` when nothing fits."""
     if kind == NOT_DONE:
         return ""
+    fitting = [
+        one
+        for one in (*known, *KNOWN)
+        if one.kind == kind and (not one.pattern or re.search(one.pattern, message))
+    ]
+    evidence = [one for one in fitting if one.pattern]  # the message itself bears it out
+    if evidence:
+        return evidence[0].hint
     if _names(own_kinds, kind, family=False):
         return own_hint
-    for one in (*known, *KNOWN):
-        if one.kind == kind and (not one.pattern or re.search(one.pattern, message)):
-            return one.hint
+    if fitting:
+        return fitting[0].hint
     return own_hint if _names(own_kinds, kind, family=True) else ""
 
 

@@ -21,7 +21,7 @@ malformed one is skipped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -76,6 +76,11 @@ class Difference:
     input_value: float | None = None
     got: float | None = None
     expected: float | None = None
+    # What the student's part received and returned, and the reference's name of the part: for
+    # a pack to replay variants of the part's forward (not shown, not compared).
+    given: torch.Tensor | None = field(default=None, repr=False, compare=False)
+    gave: torch.Tensor | None = field(default=None, repr=False, compare=False)
+    reference: str = ""
 
     def where(self) -> str:
         which = f", its {_ordinal(self.call)} call" if self.call > 1 else ""
@@ -257,7 +262,16 @@ def first_difference(
             continue
         inside = [n for n in agreed if _inside(n, name)]
         own = bool(inside) and not any(_inside(n, name) for n in unknown)
-        return Difference(name, entry["class"], call, own_forward=own, **found)
+        return Difference(
+            name,
+            entry["class"],
+            call,
+            own_forward=own,
+            **found,
+            given=entry["input"],
+            gave=entry["output"],
+            reference=_reference_name(name, renames),
+        )
     return None
 
 

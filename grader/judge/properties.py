@@ -7,6 +7,7 @@ outcome into a ``CheckResult`` carrying the shrunk counterexample and a reproduc
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import zlib
 from collections.abc import Callable
@@ -206,7 +207,7 @@ def run_check(
         if cause is None and info is not None and kind != hints.NOT_DONE:
             cause = causes.from_exception(info, message.partition("\n")[0])
         if cause is not None:  # the hint goes with the cause, said once for its checks
-            cause = causes.Cause(cause.key, cause.text, cause.hint or hint)
+            cause = dataclasses.replace(cause, hint=cause.hint or hint)
         return CheckResult(
             name=check.name,
             points=0.0,

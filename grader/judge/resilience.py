@@ -139,7 +139,10 @@ def clean(result: ExerciseResult) -> ExerciseResult:
         if check.reproduce is not None:
             check.reproduce = safe_text(check.reproduce, None)
         if check.cause is not None:
-            check.cause = {k: safe_text(str(v), MESSAGE_LIMIT) for k, v in check.cause.items()}
+            check.cause = {
+                k: v if k == "rank" else safe_text(str(v), MESSAGE_LIMIT)
+                for k, v in check.cause.items()
+            }
     for entry in result.diagnosis:
         entry.update(
             {k: safe_text(str(entry[k]), MESSAGE_LIMIT) for k in ("key", "cause", "hint")},

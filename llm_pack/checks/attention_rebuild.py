@@ -10,6 +10,7 @@ cannot be rebuilt, and the reason says why in plain words.
 
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any
 
@@ -17,6 +18,7 @@ import torch
 from torch import nn
 
 from grader.judge import hints
+from grader.judge.causes import ROOT, Cause
 from grader.judge.differences import pair_text
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import (
@@ -84,11 +86,29 @@ def build_student(worker: WorkerHandle, call: str, asked: str = "", **args: Any)
                 f"{call} returned a {reply['module']['class']}, not a torch.nn.Module", kind
             )
         if "too_big" not in reply["module"]:
+            _note_context(worker, reply)
             return reply
         message = too_big.refusal(call, reply["module"], asked)
         too_big.remember(worker, message)
     # One place raises it, first time or not: hypothesis takes another place for another bug.
     raise CheckFailed(message, hints.STRUCTURE)
+
+
+# The context_length of each module built (the side of its causal masks), by worker and handle:
+# what an input of full length is, to tell a failure on shorter inputs apart.
+_CONTEXT: dict[tuple[int, int], int] = {}
+MASK_KEY = re.compile(r"(?:.*\.)?mask")
+
+
+def _note_context(worker: WorkerHandle, reply: dict) -> None:
+    state = reply["module"].get("state") or {}
+    sides = {
+        int(v.shape[-1])
+        for k, v in state.items()
+        if MASK_KEY.fullmatch(k) and isinstance(v, torch.Tensor) and v.ndim == 2
+    }
+    if len(sides) == 1 and isinstance(reply.get("handle"), int):
+        _CONTEXT[(id(worker), reply["handle"])] = sides.pop()
 
 
 def student_forward(
@@ -99,13 +119,42 @@ def student_forward(
     train: bool = False,
     seed: int = 0,
 ) -> torch.Tensor:
-    """The student's module applied to ``x`` in the worker (eval mode unless ``train``)."""
+    """The student's module applied to ``x`` in the worker (eval mode unless ``train``). When
+    it raises on an input shorter than its context_length and runs on one of full length, the
+    failure says so: its forward is sized for context_length, not for the input."""
     mode = "train" if train else "eval"
     what = f"the module {call} returned, in {mode} mode, on an input of shape {shape_text(x.shape)}"
-    out = call_student(
-        worker, "forward", f"{what} failed", handle=handle, x=x, train=train, seed=seed
-    )
+    try:
+        out = call_student(
+            worker, "forward", f"{what} failed", handle=handle, x=x, train=train, seed=seed
+        )
+    except CheckFailed as failed:
+        failed.cause = failed.cause or _too_short(worker, handle, x, seed)
+        raise
     return expect_tensor(out, f"the output of {what}")
+
+
+def _too_short(worker: WorkerHandle, handle: int, x: torch.Tensor, seed: int) -> Cause | None:
+    """The cause of a forward that raised on ``x`` when it runs on an input of the module's
+    full context_length (the same tokens, then more); None when it does not, or cannot be told."""
+    full = _CONTEXT.get((id(worker), handle))
+    if full is None or x.dim() != 3 or x.shape[1] >= full:
+        return None
+    longer = torch.cat([x, judge_input((x.shape[0], full - x.shape[1], x.shape[2]), seed)], 1)
+    try:
+        worker.call("forward", handle=handle, x=longer, train=False, seed=seed)
+    except StudentError:
+        return None
+    n = x.shape[1]
+    return Cause(
+        "length:context",
+        f"your module runs on inputs of context_length = {full} tokens and raises on shorter "
+        f"ones ({n} token{'s' if n != 1 else ''}): its forward is sized for context_length, "
+        "not for the input (a causal mask not cut to the input's length, say)",
+        "cut the mask to the input's length before it meets the scores: "
+        "self.mask.bool()[:num_tokens, :num_tokens].",
+        ROOT,
+    )
 
 
 def reference_forward(

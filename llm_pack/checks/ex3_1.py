@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from grader.judge import hints
+from grader.judge.causes import Cause
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.memo import remembered
 from grader.judge.properties import Check, CheckFailed, assert_close
@@ -46,12 +47,81 @@ def transfer(worker: WorkerHandle, ex: dict):
     return sa_v2, x, reply
 
 
+def _holds(w: torch.Tensor, sa_v2: nn.Module, v1_before: dict, name: str) -> str:
+    """What ``w``, sa_v1's ``name`` after the transfer, holds, in words; ``""`` when it holds
+    what it should (sa_v2's layer of the same name, its weight transposed)."""
+    weights = {n: getattr(sa_v2, n).weight for n in NAMES}
+
+    def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return tuple(a.shape) == tuple(b.shape) and torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+
+    if equal(w, weights[name].T):
+        return ""
+    for other in NAMES:
+        if other != name and equal(w, weights[other].T):
+            return f"sa_v2.{other}'s weight (transposed), not sa_v2.{name}'s"
+    for other in NAMES:
+        if equal(w, weights[other]):
+            whose = "" if other == name else f", and it is sa_v2.{other}'s, not sa_v2.{name}'s"
+            return f"sa_v2.{other}.weight as it is, not transposed{whose}"
+        if w.numel() == weights[other].numel() and equal(w, weights[other].reshape(w.shape)):
+            return (
+                f"sa_v2.{other}.weight reshaped, not transposed: reshape and view keep the "
+                "numbers in their order"
+            )
+    if name in v1_before and equal(w, v1_before[name]):
+        return "its own initial values: nothing was transferred into it"
+    return "values that are none of sa_v2's weights"
+
+
+def weights_cause(ex: dict, weights: dict, added: list | None = None) -> Cause | None:
+    """The parameters of sa_v1 that do not hold what they should after the transfer, each named
+    with what it holds instead (``weights``: the student's sa_v1 weights by name; ``added``:
+    the tensors the transfer gave sa_v1 under other names); None when they all do (or one is
+    not a tensor: its own message says so)."""
+    sa_v2, sa_v1, _ = build(ex)
+    before = {k: v.detach() for k, v in sa_v1.state_dict().items()}
+    if not all(isinstance(weights.get(n), torch.Tensor) for n in NAMES):
+        return None
+    wrong = {n: h for n in NAMES if (h := _holds(weights[n], sa_v2, before, n))}
+    if not wrong:
+        return None
+    said = "; ".join(f"sa_v1.{n} holds {h}" for n, h in wrong.items())
+    new = [str(n) for n in added or [] if isinstance(n, str)]
+    if new and all("its own initial values" in h for h in wrong.values()):
+        names = ", ".join(f"sa_v1.{n}" for n in new)
+        return Cause(
+            "weights:new-attributes",
+            f"transfer_weights gave sa_v1 new attributes ({names}) that SelfAttention_v1's "
+            f"forward never reads; it reads {', '.join(wrong)}, which still hold their own "
+            "initial values",
+            "assign to (or copy into) the attributes forward reads: sa_v1.W_query, "
+            "sa_v1.W_key and sa_v1.W_value, with their capital letters.",
+        )
+    right = [n for n in NAMES if n not in wrong]
+    if right:
+        said += f" ({' and '.join(right)} hold what they should)"
+    transposed = any("not transposed" in h for h in wrong.values())
+    hint = (
+        "nn.Linear(d_in, d_out) stores its weight with shape (d_out, d_in) and computes "
+        "x @ weight.T, while SelfAttention_v1 computes x @ W with W of shape (d_in, d_out): "
+        "copy weight.T (a transpose, not a reshape)."
+        if transposed
+        else "each of sa_v1's W_query, W_key and W_value takes the weight of sa_v2's layer of "
+        "the same name, transposed: check each of the three lines."
+    )
+    key = ",".join(f"{n}:{h.split(':')[0]}" for n, h in wrong.items())
+    return Cause(f"weights:{key}", f"after transfer_weights(sa_v2, sa_v1), {said}", hint)
+
+
 def check_outputs(worker: WorkerHandle, ex: dict) -> None:
     _, x, reply = transfer(worker, ex)
+    weights = {name: reply["v1"][name]["value"] for name in NAMES}
+    added = reply.get("added") if isinstance(reply.get("added"), list) else []
     with seeded(None):  # its weights are replaced below; the lock keeps its draws apart
         rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
     for name in NAMES:
-        w = reply["v1"][name]["value"]
+        w = weights[name]
         if not isinstance(w, torch.Tensor):
             kind = hints.returned(type(w).__name__)
             raise CheckFailed(f"after the transfer, sa_v1.{name} is not a tensor", kind)
@@ -61,11 +131,16 @@ def check_outputs(worker: WorkerHandle, ex: dict) -> None:
                 f"after the transfer, sa_v1.{name} has shape {tuple(w.shape)}; "
                 f"SelfAttention_v1({ex['d_in']}, {ex['d_out']}) needs {want}",
                 hints.SHAPE,
+                cause=weights_cause(ex, weights, added),
             )
         setattr(rebuilt, name, nn.Parameter(w.clone()))
-    assert_close(
-        rebuilt(x), expected_output(ex), "sa_v1(x) after the transfer (expected: sa_v2(x))"
-    )
+    try:
+        assert_close(
+            rebuilt(x), expected_output(ex), "sa_v1(x) after the transfer (expected: sa_v2(x))"
+        )
+    except CheckFailed as failed:
+        failed.cause = weights_cause(ex, weights, added)
+        raise
 
 
 def check_v2_unchanged(worker: WorkerHandle, ex: dict) -> None:
@@ -127,6 +202,7 @@ CHECKS = [
         hint="nn.Linear(d_in, d_out) stores its weight with shape (d_out, d_in) and computes "
         "x @ weight.T; SelfAttention_v1 computes x @ W with W of shape (d_in, d_out). A "
         "mistake here is invisible when d_in == d_out.",
+        hint_kinds=(hints.SHAPE,),  # a shape that does not fit is the evidence for this hint
         reproduce=reproduce,
     ),
     Check(

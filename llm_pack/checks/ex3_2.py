@@ -11,6 +11,7 @@ import re
 
 import torch
 
+from grader.judge.causes import ROOT, Cause
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed, assert_close
 from llm_pack.checks import same_weights
@@ -40,6 +41,15 @@ from llm_pack.strategies import dropout_rates
 
 PROJECTION = re.compile(r"(?:.*\.)?W_(?:query|key|value)\.weight")
 MASK = re.compile(r"(?:.*\.)?mask")
+# The kinds the default-dropout and causality hints are for: a rate found in the module's
+# dropout layers; a mask found missing (the causality check's own failure shows only that a
+# token sees later ones: the mask may be there, and the softmax run over the wrong dimension).
+DEFAULT_RATE = "wrong:default-rate"
+ARGUMENTS_HINT = (
+    "pass the function's own d_in, context_length and dropout on to the wrapper; the book's "
+    "example values (d_in=3, context_length=6, dropout=0.0) fit only that example."
+)
+NO_MASK = "wrong:no-mask"
 
 
 def rebuilt(reply: dict, owner: str) -> torch.nn.Module:
@@ -129,10 +139,10 @@ def check_arguments(worker: WorkerHandle, ex: dict) -> None:
             f"not dropout = {ex['dropout']:g}"
         )
     if problems:
-        raise CheckFailed(
-            f"{call_text(ex)} did not build its module from the arguments it was given: "
-            + "; ".join(problems)
-        )
+        said = f"{call_text(ex)} did not build its module from the arguments it was given: "
+        said += "; ".join(problems)
+        # A module built for other sizes than asked explains the failures that follow from it.
+        raise CheckFailed(said, cause=Cause("arguments", said, ARGUMENTS_HINT, ROOT))
 
 
 def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
@@ -161,26 +171,28 @@ def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
         raise CheckFailed(
             f"called without dropout, {call_text(ex)} returned a module whose dropout layers "
             f"drop with p = {' and '.join(f'{p:g}' for p in rates)}: the default is "
-            "dropout=0.0, so in train mode nothing may be dropped"
+            "dropout=0.0, so in train mode nothing may be dropped",
+            DEFAULT_RATE,
         )
     reference = rebuilt(reply, owner)  # every rate 0.0: none was found above
     x = batch_of(ex)
     got = student_forward(worker, reply["handle"], x, call_text(ex), True, ex["seed"])
-    assert_close(
-        got,
-        expected_output(reference, ex, x, True),
-        f"in train mode after torch.manual_seed({ex['seed']}), the output of {owner} (expected: "
-        "the book's MultiHeadAttentionWrapper with the same weights and dropout=0.0, the "
-        "default: nothing dropped)",
-    )
+    with localized(worker, reply, lambda: reference, x):
+        assert_close(
+            got,
+            expected_output(reference, ex, x, True),
+            f"in train mode after torch.manual_seed({ex['seed']}), the output of {owner} "
+            "(expected: the book's MultiHeadAttentionWrapper with the same weights and "
+            "dropout=0.0, the default: nothing dropped)",
+        )
 
 
 def check_causal(worker: WorkerHandle, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
-    assert_causal(
-        worker, reply["handle"], batch_of(ex), ex["keep"], ex["seed"], call_text(ex), owner, 2
-    )
+    x = batch_of(ex)
+    with localized(worker, reply, lambda: rebuilt(reply, owner), x):
+        assert_causal(worker, reply["handle"], x, ex["keep"], ex["seed"], call_text(ex), owner, 2)
 
 
 # --- snippets ---------------------------------------------------------------------------------
@@ -334,8 +346,7 @@ CHECKS = [
         points=1.5,
         strategy=wrapper_arguments(),
         run=check_arguments,
-        hint="pass the function's own d_in, context_length and dropout on to the wrapper; the "
-        "book's example values (d_in=3, context_length=6, dropout=0.0) fit only that example.",
+        hint=ARGUMENTS_HINT,
         reproduce=reproduce_arguments,
         max_examples=10,
     ),
@@ -348,6 +359,7 @@ CHECKS = [
         hint="keep the signature make_2d_wrapper(d_in, context_length, dropout=0.0): the "
         "default rate is 0.0, and a call without dropout passes that 0.0 on to the wrapper.",
         reproduce=reproduce_default_dropout,
+        hint_kinds=(DEFAULT_RATE,),
         max_examples=3,
     ),
     Check(
@@ -368,6 +380,7 @@ CHECKS = [
         hint="each head must keep the causal mask: the scores above the diagonal are filled "
         "with -inf before the softmax, so token i attends only to tokens 0..i.",
         reproduce=reproduce_causal,
+        hint_kinds=(NO_MASK,),
         max_examples=10,
     ),
 ]

@@ -20,6 +20,7 @@ import re
 import torch
 from torch import nn
 
+from grader.judge import hints
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed
@@ -36,6 +37,9 @@ from llm_pack.checks.attention_rebuild import (
 from llm_pack.checks.ex3_2_strategies import asked_text, call_text, wrapper_inputs
 
 HEAD = re.compile(r"^heads\.\d+\.")
+# The kind of this check's failure when the evidence shows heads that are one module: the only
+# failure its hint (which names that cause) is for.
+ONE_MODULE = "wrong:one-module"
 
 
 def judge_weights(reference: nn.Module, seed: int) -> dict[str, torch.Tensor]:
@@ -82,9 +86,11 @@ def check_own_weights(worker: WorkerHandle, ex: dict) -> None:
         f"the output of {owner} differs from the book's MultiHeadAttentionWrapper's with the "
         "same weights"
     )
+    kind = hints.WRONG
     if heads > 1:
         reference.load_state_dict(as_one_head(weights, heads), strict=False)
         if same(got, reference_forward(reference, x)):
+            kind = ONE_MODULE
             message += (
                 f": its {heads} heads are one module listed "
                 f"{'twice' if heads == 2 else f'{heads} times'} (the weights loaded "
@@ -92,7 +98,9 @@ def check_own_weights(worker: WorkerHandle, ex: dict) -> None:
                 "hold the same weights and compute the same context vectors"
             )
     detail = largest_text(expected, got)
-    raise CheckFailed(f"{message}{f' ({detail})' if detail else ''}\n{pair_text(expected, got)}")
+    raise CheckFailed(
+        f"{message}{f' ({detail})' if detail else ''}\n{pair_text(expected, got)}", kind
+    )
 
 
 def reproduce_own_weights(ex: dict) -> str:
@@ -134,5 +142,6 @@ HEADS_CHECK = Check(
     "[CausalAttention(...) for _ in range(num_heads)]; [CausalAttention(...)] * num_heads puts "
     "one module in the list twice, so both heads always hold the same weights.",
     reproduce=reproduce_own_weights,
+    hint_kinds=(ONE_MODULE,),
     max_examples=5,
 )

@@ -121,28 +121,35 @@ def check_heads(worker: WorkerHandle, _: Any) -> None:
         )
 
 
+SIZES = "wrong:sizes"  # a size read from the module that is not GPT-2 small's
+
+
 def check_sizes(worker: WorkerHandle, _: Any) -> None:
     state = built(worker).description["state"]
     problems = []
+    kind = hints.WRONG  # sizes unread (no such weight): the sizes hint is for sizes read wrong
     for key in ("W_query.weight", "W_key.weight", "W_value.weight", "out_proj.weight"):
         value = state.get(key)
         if isinstance(value, torch.Tensor) and value.ndim == 2:
             d_out, d_in = value.shape
             if (d_in, d_out) != (EMB, EMB):
                 problems.append(f"{key.removesuffix('.weight')} maps {d_in} -> {d_out} values")
+                kind = SIZES
         else:
             problems.append(f"it has no {key}")
     mask = state.get("mask")
     if not isinstance(mask, torch.Tensor):
         problems.append("it has no causal mask buffer 'mask', which fixes context_length")
     elif tuple(mask.shape) != (CONTEXT, CONTEXT):
+        kind = SIZES
         problems.append(
             f"its causal mask has shape {tuple(mask.shape)}, so its context_length is not {CONTEXT}"
         )
     if problems:
         raise CheckFailed(
             f"GPT-2 small's attention maps {EMB} -> {EMB} values (d_in = d_out = {EMB}) with "
-            f"context_length = {CONTEXT}, but in {OWNER} " + "; ".join(problems)
+            f"context_length = {CONTEXT}, but in {OWNER} " + "; ".join(problems),
+            kind,
         )
 
 
@@ -302,6 +309,7 @@ CHECKS = [
         "longest input is 1,024 tokens; the book's example uses other sizes (d_in=3, "
         "context_length=6).",
         reproduce=reproduce_sizes,
+        hint_kinds=(SIZES,),
         counterexample=_none,
         max_examples=1,
     ),

@@ -9,12 +9,15 @@ module costs them no memory.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
 
+from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check
+from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     Mistake,
     ask_number,
@@ -25,7 +28,7 @@ from llm_pack.checks.gpt_reference import (
     wrong_count,
 )
 from llm_pack.strategies import gpt_configs, large_gpt_configs
-from reference import GPT_CONFIG_124M
+from reference import GPT_CONFIG_124M, TransformerBlock
 
 
 def block_configs(qkv_bias: bool | None = None) -> st.SearchStrategy[dict]:
@@ -75,7 +78,10 @@ def compare_count(
         f"{function}(cfg) returned {got!r}, but TransformerBlock(cfg).{part} has {expected} "
         "trainable parameters"
     )
-    raise wrong_count(message, got, expected, mistakes(cfg))
+    found = partial(parts, lambda: getattr(TransformerBlock(cfg), part), f"{part}.")
+    counter = feedforward_count if part == "ff" else attention_count
+    book = counter(dict(GPT_CONFIG_124M))
+    raise wrong_count(message, got, expected, mistakes(cfg), found, book)
 
 
 def check_feedforward(worker: WorkerHandle, cfg: dict) -> None:
@@ -135,6 +141,7 @@ CHECKS = [
         hint="FeedForward is Linear(emb_dim, 4 * emb_dim), GELU, Linear(4 * emb_dim, emb_dim); "
         "both linear layers have a bias. Count from cfg, not from the book's numbers.",
         reproduce=reproduce_for("feedforward_params"),
+        hint_kinds=(hints.COUNT,),  # a count off by nothing known; known ones have their own
         max_examples=15,
     ),
     Check(
@@ -143,10 +150,11 @@ CHECKS = [
         points=2.5,
         strategy=block_configs(qkv_bias=False),
         run=check_attention,
-        hint="MultiHeadAttention holds W_query, W_key, W_value (biases only when "
-        "cfg['qkv_bias'] is True) and out_proj (always with a bias); the causal mask is a "
-        "buffer and sum(p.numel() for p in module.parameters()) leaves it out.",
+        hint="MultiHeadAttention's parameters are W_query, W_key and W_value (biases only when "
+        "cfg['qkv_bias'] is True) and out_proj (weight and bias): what "
+        "sum(p.numel() for p in module.parameters()) counts.",
         reproduce=reproduce_for("attention_params"),
+        hint_kinds=(hints.COUNT,),
         max_examples=12,
     ),
     Check(
@@ -158,6 +166,7 @@ CHECKS = [
         hint="with qkv_bias=True each of W_query, W_key and W_value has a bias of emb_dim "
         "values; read cfg['qkv_bias'] instead of assuming it.",
         reproduce=reproduce_for("attention_params"),
+        hint_kinds=(hints.COUNT,),
         max_examples=12,
     ),
     Check(
@@ -168,6 +177,7 @@ CHECKS = [
         hint="the counts follow cfg at any size; return an exact Python int (float32 "
         "tensors and 32-bit integers cannot hold large counts exactly).",
         reproduce=reproduce_for("feedforward_params", "attention_params"),
+        hint_kinds=(hints.count("inexact"),),
         max_examples=2,
         examples=(dict(GPT_CONFIG_124M), gpt2_config("xl")),
     ),

@@ -9,6 +9,7 @@ device in the worker, so an answer that really instantiates GPT-2 XL allocates n
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed, filled_dict
+from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     GPT2_SIZES,
     Mistake,
@@ -26,7 +28,7 @@ from llm_pack.checks.gpt_reference import (
     wrong_count,
 )
 from llm_pack.strategies import gpt_configs, large_gpt_configs
-from reference import GPT_CONFIG_124M
+from reference import GPT_CONFIG_124M, GPTModel
 
 MIB = 1024 * 1024
 CHANGED = ("emb_dim", "n_layers", "n_heads")
@@ -155,7 +157,14 @@ def check_total(worker: WorkerHandle, cfg: dict) -> None:
     if got == expected:
         return
     message = f"total_params(cfg) returned {got!r}; GPTModel(cfg) has {expected:,} parameters"
-    raise wrong_count(message, got, expected, total_mistakes(cfg))
+    found = partial(parts, lambda: GPTModel(cfg))
+    book = model_count(dict(GPT_CONFIG_124M))
+    raise wrong_count(message, got, expected, total_mistakes(cfg), found, book)
+
+
+# A size off by a factor the message names (decimal megabytes, bytes, 8-byte floats): the kind
+# the units hint is for.
+UNITS = "wrong:units"
 
 
 def size_mistakes(count: int) -> list[tuple[float, str]]:
@@ -180,11 +189,9 @@ def check_size(worker: WorkerHandle, cfg: dict) -> None:
     )
     for value, why in size_mistakes(count):
         if math.isclose(got, value, rel_tol=1e-9):
-            message += f" ({why})"
-            break
-    else:
-        if any(math.isclose(got, round(expected, d), rel_tol=1e-12) for d in range(0, 5)):
-            message += " (return the exact value, not a rounded one: round only when printing)"
+            raise CheckFailed(f"{message} ({why})", UNITS)
+    if any(math.isclose(got, round(expected, d), rel_tol=1e-12) for d in range(0, 5)):
+        message += " (return the exact value, not a rounded one: round only when printing)"
     raise CheckFailed(message)
 
 
@@ -265,8 +272,15 @@ CHECKS = [
         points=2.5,
         strategy=gpt_configs(),
         run=check_size,
-        hint="float32 takes 4 bytes per parameter; the exercise's MB is 1024 * 1024 bytes "
-        "(a MiB), not 10**6.",
+        hint="model_size_mb(cfg) is the parameter count of GPTModel(cfg) times 4 (bytes per "
+        "float32 parameter), divided by 1024 * 1024.",
+        known=(
+            hints.Known(
+                UNITS,
+                "float32 takes 4 bytes per parameter; the exercise's MB is 1024 * 1024 bytes "
+                "(a MiB), not 10**6.",
+            ),
+        ),
         reproduce=reproduce_for("model_size_mb"),
         max_examples=10,
     ),

@@ -12,35 +12,36 @@ equal the oracle's whatever order the student draws dropout masks in. Only the l
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import torch
 from hypothesis import strategies as st
 
+from grader.judge import hints
+from grader.judge.causes import Cause
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
 from grader.judge.properties import (
-    ATOL,
-    RTOL,
     Check,
     CheckFailed,
     assert_close,
     filled_dict,
     tensor_text,
 )
-from grader.shared.torchseed import seeded
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
+from llm_pack.checks.ex4_3_logits import (
+    acting_places,
+    build_student,
+    expected_case,
+    reference_shapes,
+    same,
+    student_logits,
+)
 from llm_pack.checks.gpt_reference import (
     REFERENCE_WITH_RATES_SOURCE,
     SPLIT_KEYS,
-    built_module,
     config_source,
     isolated_rates,
-    load_weights,
-    reference_with_rates,
-    set_rates,
     split_config,
 )
 from llm_pack.checks.localized import localized
@@ -76,76 +77,6 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
         "n_tokens": n_tokens,
         "seed": draw(torch_seeds()),
     }
-
-
-# --- the judge's side -------------------------------------------------------------------------
-
-
-def reference_and_input(ex: dict) -> tuple[torch.nn.Module, torch.Tensor]:
-    """The oracle and the token ids, made exactly as the reproduce snippet makes them (a new
-    oracle: the caller may change its rates)."""
-    with seeded(ex["seed"]):
-        oracle = reference_with_rates(ex["cfg"])
-        x = torch.randint(0, ex["cfg"]["vocab_size"], (ex["batch"], ex["n_tokens"]))
-    return oracle, x
-
-
-def oracle_logits(oracle: torch.nn.Module, x: torch.Tensor, train: bool, seed: int):
-    with seeded(seed):  # the mode too: a remembered oracle is shared
-        return oracle.train(train)(x)
-
-
-@remembered
-def expected_case(ex: dict, train: bool) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
-    """The oracle, the input and the oracle's logits for one example (shared: read only)."""
-    oracle, x = reference_and_input(ex)
-    return oracle, x, oracle_logits(oracle, x, train, ex["seed"])
-
-
-@remembered
-def reference_shapes(cfg: dict) -> dict[str, tuple[int, ...]]:
-    """The reference model's state-dict keys and shapes for a 4.3 config."""
-    with seeded(None):  # only the shapes are read; the lock keeps its draws apart
-        model = reference_with_rates(cfg)
-    return {k: tuple(v.shape) for k, v in model.state_dict().items()}
-
-
-def build_student(worker: WorkerHandle, cfg: dict) -> dict:
-    return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
-
-
-def student_logits(worker: WorkerHandle, ex: dict, train: bool):
-    """The student's logits on the judge's input with the oracle's weights, the input, the
-    oracle's own logits (computed here while the worker builds its model) and the build's reply."""
-    reply, (oracle, x, expected) = worker.call_while(
-        "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
-    )
-    reply = built_module(reply, "GPTModel(cfg)")
-    load_weights(worker, reply, oracle, "your model")
-    got = worker.call("forward", handle=reply["handle"], x=x, train=train, seed=ex["seed"])
-    return got, x, expected, reply
-
-
-def same(a: Any, b: torch.Tensor) -> bool:
-    return (
-        isinstance(a, torch.Tensor)
-        and a.shape == b.shape
-        and torch.allclose(a.to(b.dtype), b, rtol=RTOL, atol=ATOL)
-    )
-
-
-def acting_places(got: torch.Tensor, ex: dict, x: torch.Tensor) -> list[str] | None:
-    """The smallest set of places which, zeroed in the reference, gives the student's logits
-    (None when no set does, or when no matching set is contained in all the others)."""
-    oracle, _ = reference_and_input(ex)
-    matches = []
-    for r in range(len(SPLIT_KEYS) + 1):
-        for subset in itertools.combinations(SPLIT_KEYS, r):
-            set_rates(oracle, {k: 1.0 if k in subset else 0.0 for k in SPLIT_KEYS})
-            if same(got, oracle_logits(oracle, x, True, ex["seed"])):
-                matches.append(list(subset))
-    smallest = [m for m in matches if all(set(m) <= set(other) for other in matches)]
-    return smallest[0] if smallest else None
 
 
 # --- checks -----------------------------------------------------------------------------------
@@ -196,14 +127,48 @@ def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
+# The kinds of failure whose hints name a cause, given only where the evidence shows it: logits
+# that change with the torch seed in eval mode; rates that act in other places (or in none);
+# rates that each act in their place while three together differ (masks drawn in another order).
+EVAL_RANDOM = "values:eval-random"
+PLACEMENT = "wrong:placement"
+MASK_ORDER = "wrong:mask-order"
+
+
 def check_eval(worker: WorkerHandle, ex: dict) -> None:
     got, x, expected, reply = student_logits(worker, ex, train=False)
-    with localized(worker, reply, lambda: expected_case(ex, False)[0], x):
-        assert_close(
-            got,
-            expected,
-            "in eval mode, your model's logits (expected: the reference GPTModel's, same weights)",
+    if same(got, expected):
+        return
+    what = "in eval mode, your model's logits (expected: the reference GPTModel's, same weights)"
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape:
+        again = worker.call(
+            "forward", handle=reply["handle"], x=x, train=False, seed=ex["seed"] + 1
         )
+        if not same(again, got):  # the same input, another torch seed: randomness in eval mode
+            said = (
+                "in eval mode, your model's logits change with the torch seed "
+                f"(torch.manual_seed({ex['seed']}) and then {ex['seed'] + 1} before the same "
+                "input): dropout (or other randomness) still acts in eval mode"
+            )
+            raise CheckFailed(
+                f"{said}\n{pair_text(got, again)}", EVAL_RANDOM, cause=Cause(EVAL_RANDOM, said)
+            )
+    with localized(worker, reply, lambda: expected_case(ex, False)[0], x):
+        assert_close(got, expected, what)
+
+
+def in_place_each(worker: WorkerHandle, ex: dict) -> bool:
+    """Whether the student's model gives the reference's logits in eval mode and in train mode
+    with each rate alone at 1.0 (the other two at 0.0), for ``ex``'s config and input: its rates
+    act in their places, so three fractional rates can differ only in how masks are drawn."""
+    if not same(student_logits(worker, ex, train=False)[0], expected_case(ex, False)[2]):
+        return False
+    for key in SPLIT_KEYS:
+        alone = {**ex, "cfg": {**ex["cfg"], **isolated_rates(key)}}
+        got, _, expected, _ = student_logits(worker, alone, train=True)
+        if not same(got, expected):
+            return False
+    return True
 
 
 def check_isolated(key: str):
@@ -217,6 +182,7 @@ def check_isolated(key: str):
             "but your model's logits differ from the reference's"
         )
         acting = acting_places(got, ex, x) if isinstance(got, torch.Tensor) else None
+        kind = hints.WRONG if acting is None else PLACEMENT
         if isinstance(got, torch.Tensor) and got.isnan().any():
             message += (
                 ". Your logits contain NaN: dropout with p = 1 must zero its input (a "
@@ -233,7 +199,7 @@ def check_isolated(key: str):
         else:
             message += f"\nExpected: {tensor_text(expected)}\nGot:      {got!r}"
         with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
-            raise CheckFailed(message)
+            raise CheckFailed(message, kind)
 
     return run
 
@@ -243,15 +209,20 @@ def check_fractional(worker: WorkerHandle, ex: dict) -> None:
     if same(got, expected):
         return
     rates = ", ".join(f"{k}={ex['cfg'][k]:g}" for k in SPLIT_KEYS)
-    with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
-        raise CheckFailed(
-            f"in train mode with {rates} and torch.manual_seed({ex['seed']}) before the forward "
-            "pass, your model's logits differ from the reference's. If the three checks with one "
-            "rate at 1.0 pass, your rates act in the right places but draw their random masks in "
-            "another order (or another way) than the book's model: embedding dropout first, "
-            "then in each block the attention weights, the shortcut after attention, the "
-            "shortcut after the feed-forward"
+    message = (
+        f"in train mode with {rates} and torch.manual_seed({ex['seed']}) before the forward "
+        "pass, your model's logits differ from the reference's"
+    )
+    if in_place_each(worker, ex):
+        order = (
+            "each rate alone acts in its place (and eval mode gives the reference's logits), so "
+            "your model draws its random masks in another order (or another way) than the "
+            "book's: embedding dropout first, then in each block the attention weights, the "
+            "shortcut after attention, the shortcut after the feed-forward"
         )
+        raise CheckFailed(f"{message}: {order}", MASK_ORDER, cause=Cause(MASK_ORDER, order))
+    with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
+        raise CheckFailed(message)
 
 
 # --- snippets ---------------------------------------------------------------------------------
@@ -328,6 +299,7 @@ def _isolation_check(key: str, points: float, hint: str) -> Check:
         strategy=split_cases(isolated_rate(key)),
         run=check_isolated(key),
         hint=hint,
+        hint_kinds=(PLACEMENT,),
         reproduce=reproduce_logits(train=True),
         max_examples=8,
     )
@@ -361,8 +333,9 @@ CHECKS = [
         points=1.5,
         strategy=split_cases(),
         run=check_eval,
-        hint="the forward pass is the book's; dropout must do nothing in eval mode (nn.Dropout "
-        "does this itself; F.dropout needs training=self.training).",
+        hint="dropout must do nothing in eval mode: nn.Dropout stops by itself in eval mode; "
+        "F.dropout needs training=self.training.",
+        hint_kinds=(EVAL_RANDOM,),
         reproduce=reproduce_logits(train=False),
         max_examples=10,
     ),
@@ -394,6 +367,7 @@ CHECKS = [
         run=check_fractional,
         hint="use the book's modules in the book's order (nn.Dropout or F.dropout with "
         "training=self.training), so that the random masks are drawn as in the reference.",
+        hint_kinds=(MASK_ORDER,),
         reproduce=reproduce_logits(train=True),
         max_examples=8,
     ),

@@ -13,18 +13,22 @@ rebuild it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import nn
 
 from grader.judge import hints
+from grader.judge.causes import ROOT, Cause
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.properties import CheckFailed, explain_student_error
+from llm_pack.checks.count_parts import explain
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
 
 SPLIT_KEYS = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
+IGNORES_CFG = "count:ignores-cfg"  # a count that is the book config's whatever the config
 
 GPT2_SIZES = {
     "small": {"emb_dim": 768, "n_layers": 12, "n_heads": 12},
@@ -107,18 +111,35 @@ def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
 Mistake = tuple[int, str, str]
 
 
-def wrong_count(message: str, got: Any, expected: int, mistakes: list[Mistake]) -> CheckFailed:
+def wrong_count(
+    message: str,
+    got: Any,
+    expected: int,
+    mistakes: list[Mistake],
+    found: Callable[[], dict[str, tuple[int, bool]]] | None = None,
+    book: int | None = None,
+) -> CheckFailed:
     """The failure of a count ``got`` that should be ``expected``: ``message``, with the known
-    mistake the count is off by, and the kind of failure (which chooses the hint): a known
-    mistake, ``count:inexact`` for a float, a rounding or 32-bit overflow, else ``count``."""
+    mistake the count is off by, or else the part of the reference module (``found``: its
+    parts, ``count_parts.parts``) that holds exactly the difference, and the kind of failure
+    (which chooses the hint): a known mistake, ``count:inexact`` for a float, a rounding or
+    32-bit overflow, else ``count``. A count equal to ``book`` (the count for the book's config,
+    ``GPT_CONFIG_124M``) where the config asked for another is a function that ignores cfg."""
     if not isinstance(got, int | float):
         return CheckFailed(message, hints.count())
+    if book is not None and got == book != expected:
+        said = f"{book:,} is the count for GPT_CONFIG_124M: the function does not follow cfg"
+        cause = Cause(IGNORES_CFG, f"{message} ({said})", rank=ROOT)
+        return CheckFailed(f"{message} ({said})", IGNORES_CFG, cause=cause)
     off = got - expected
     for offset, why, mistake in mistakes:
         if off == offset:
             return CheckFailed(f"{message} (off by {off:+,}: {why})", hints.count(mistake))
     if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
         return CheckFailed(message, hints.count("inexact"))
+    said = explain(off, found()) if found is not None else None
+    if said is not None:
+        return CheckFailed(f"{message} (off by {off:+,}: {said[0]})", said[1])
     return CheckFailed(message, hints.count())
 
 

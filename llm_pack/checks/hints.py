@@ -34,6 +34,16 @@ KNOWN: tuple[hints.Known, ...] = (
         "has vocab_size * emb_dim weights of its own, counted besides tok_emb's.",
     ),
     hints.Known(
+        "count:ignores-cfg",
+        "read every size from cfg (emb_dim, n_heads, context_length, qkv_bias, ...): the "
+        "grader calls your function with many configs, not only GPT_CONFIG_124M.",
+    ),
+    hints.Known(
+        "count:left-out",
+        "module.parameters() yields every parameter of every submodule: count them all (or "
+        "follow the module's layers one by one in a formula).",
+    ),
+    hints.Known(
         hints.STRUCTURE,
         "the grader rebuilds the book's class from your module's state_dict() and "
         "attributes: return the book's class (from reference import ...) or an unchanged copy "

@@ -21,9 +21,11 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
+from grader.judge.causes import PART, Cause
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.localize import Difference, first_difference, module_renames
 from grader.judge.properties import ATOL, RTOL, CheckFailed
+from llm_pack.checks.attention_variants import what_it_computes
 from llm_pack.checks.renames import under_student_names
 
 MAX_TOKENS = 8
@@ -33,6 +35,14 @@ MAX_TOKENS = 8
 # "dropout must do nothing in eval mode", would name a cause the evidence does not show).
 LOCATED = "located"
 
+# What to compare in a part the trace found to differ, by its class: the book's own definition.
+PART_HINTS = {
+    "GELU": "compare your GELU with the book's tanh approximation, constant by constant: "
+    "0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3))).",
+    "LayerNorm": "the book's LayerNorm takes the mean and the biased variance (unbiased=False) "
+    "over the last dimension, divides by sqrt(var + 1e-5), then applies scale and shift.",
+}
+
 
 def small_input(x: torch.Tensor) -> torch.Tensor:
     """The first sequence of a batch, cut to ``MAX_TOKENS`` tokens (keeps the trace small)."""
@@ -41,11 +51,12 @@ def small_input(x: torch.Tensor) -> torch.Tensor:
 
 def localize(
     worker: WorkerHandle, reply: dict, reference: nn.Module, x: torch.Tensor
-) -> Difference | None:
+) -> tuple[Difference, nn.Module] | None:
     """The first part of the student's module (kept by the worker under ``reply["handle"]``,
     loaded with ``reference``'s weights) whose output differs from ``reference``'s part for the
-    same input, on ``x``; None when none is found (or the student's code raises while traced).
-    ``reference`` is copied first: a shared (remembered) module is never changed."""
+    same input, on ``x``, and that part of the reference; None when none is found (or the
+    student's code raises while traced). ``reference`` is copied first: a shared (remembered)
+    module is never changed."""
     reference = copy.deepcopy(reference)
     weights = {k: v.detach() for k, v in reference.named_parameters()}
     mapped = under_student_names(weights, reply["module"])
@@ -54,7 +65,23 @@ def localize(
         trace = worker.call("trace", handle=reply["handle"], x=small_input(x))
     except StudentError:
         return None
-    return first_difference(reference, trace, renames, rtol=RTOL, atol=ATOL)
+    found = first_difference(reference, trace, renames, rtol=RTOL, atol=ATOL)
+    if found is None:
+        return None
+    return found, dict(reference.named_modules()).get(found.reference, reference)
+
+
+def cause_of(found: Difference, part: nn.Module) -> Cause:
+    """The cause a difference found in ``part`` (the reference's) names: for a part whose own
+    forward differs, the changed step of the book's forward that gives the student's output
+    (``attention_variants``) when one does; else the part, with what to compare in it."""
+    if found.own_forward and found.given is not None and found.gave is not None:
+        variant = what_it_computes(part, found.given, found.gave)
+        if variant is not None:
+            text = f"inside {found.where()}, {variant.text}"
+            return Cause(f"forward:{found.reference}:{variant.key}", text, variant.hint, PART)
+    hint = PART_HINTS.get(found.cls, "") if not found.own_forward else ""
+    return Cause(f"part:{found.name}:{found.cls}", found.sentence(), hint, PART)
 
 
 def reported() -> bool:
@@ -84,11 +111,18 @@ def localized(
     except CheckFailed as failed:
         if not reported():
             raise
-        found = localize(worker, reply, reference(), x)
-        if found is None:
+        try:
+            rebuilt = reference()
+        except CheckFailed:  # the module cannot be rebuilt: its own check says why
+            raise failed from None
+        located = localize(worker, reply, rebuilt, x)
+        if located is None:
             raise
+        found, part = located
         # The same exception, its message and kind changed: whatever else it carries stays.
         failed.args = (f"{found.sentence()}\n{failed}",)
-        if not found.own_forward:
+        # One cause for every check that finds its first difference in the same part.
+        failed.cause = cause_of(found, part)
+        if not found.own_forward or failed.cause.key.startswith("forward:"):
             failed.kind = LOCATED
         raise

@@ -1,0 +1,189 @@
+"""Causes first: a failure carries the cause its evidence points to, the exercise's result groups
+its failing checks by cause (root cause first), each cause is explained once with its hint, and
+the checks it breaks carry no hint of their own. And the evidence the first pack's checks read:
+which of sa_v1's weights holds what (3.1), which part of a module a wrong count is (4.1, 4.2)."""
+
+import json
+
+import jsonschema
+import pytest
+from hypothesis import strategies as st
+
+from grader.judge import causes
+from grader.judge.launch.handle import StudentError
+from grader.judge.properties import Check, CheckFailed, run_check
+from grader.judge.scoring import finish_exercise
+from grader.result import report_html, report_text
+from grader.result.common import check_text, hint_of
+from grader.result.schema import SCHEMA_PATH, CheckResult, GradeResult
+from grader.shared.registry import BY_ID
+from llm_pack.checks import ex3_1
+from llm_pack.checks.count_parts import explain, parts
+from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
+
+GELU = causes.Cause("part:ff.layers.1:GELU", "the first difference is inside ff (GELU)", "fix it")
+
+
+def failing_check(name: str, raise_it) -> Check:
+    return Check(
+        name=name,
+        points=2,
+        strategy=st.just(0),
+        run=lambda worker, ex: raise_it(),
+        hint="the check's own hint",
+        max_examples=1,
+    )
+
+
+def raises(exc):
+    def go():
+        raise exc
+
+    return go
+
+
+def test_a_failure_with_a_cause_carries_it_and_no_hint_of_its_own():
+    check = failing_check("logits", raises(CheckFailed("logits differ", cause=GELU)))
+    result = run_check(check, None, "4.3", 1, 1)
+    assert result.cause == {"key": GELU.key, "text": GELU.text, "hint": "fix it"}
+    assert "Hint:" not in result.message and result.message == "logits differ"
+    assert hint_of(result) == "fix it"
+
+
+def test_a_cause_without_a_hint_takes_the_one_chosen_for_the_failure():
+    bare = causes.Cause("k", "the cause")
+    result = run_check(failing_check("c", raises(CheckFailed("x", cause=bare))), None, "4.3", 1, 1)
+    assert result.cause["hint"] == "the check's own hint" and "Hint:" not in result.message
+
+
+def test_an_exception_is_one_cause_by_its_type_and_line():
+    info = {
+        "type": "KeyError",
+        "message": "'drop_rate'",
+        "frames": [{"file": "ex.py", "line": 7, "function": "f", "code": "cfg['drop_rate']"}],
+    }
+    results = [
+        run_check(failing_check(name, raises(StudentError(info))), None, "4.3", 1, 1)
+        for name in ("a", "b", "c")
+    ]
+    assert {r.cause["key"] for r in results} == {"raised:KeyError:ex.py:7"}
+    (entry,) = causes.diagnosis(results)
+    assert entry["checks"] == ["a", "b", "c"]
+    assert entry["cause"].startswith("your code raised KeyError: 'drop_rate'")
+
+
+def test_the_diagnosis_puts_the_cause_of_most_checks_first_and_skips_passed_checks():
+    one = {"key": "one", "text": "first met", "hint": ""}
+    two = {"key": "two", "text": "breaks two", "hint": "h"}
+    checks = [
+        CheckResult("a", 0, 1, False, "m", cause=one),
+        CheckResult("b", 0, 1, False, "m", cause=two),
+        CheckResult("c", 0, 1, False, "m", cause=two),
+        CheckResult("d", 0, 1, False, "no cause"),
+        CheckResult("e", 1, 1, True, "passed", cause=one),
+    ]
+    said = causes.diagnosis(checks)
+    assert [d["key"] for d in said] == ["two", "one"]
+    assert said[0]["checks"] == ["b", "c"] and said[1]["checks"] == ["a"]
+
+
+def grouped_result() -> GradeResult:
+    cause = GELU.as_dict()
+    checks = [
+        CheckResult("eval logits", 0, 2, False, f"{GELU.text}\nlogits differ", 1, "x", cause),
+        CheckResult("train logits", 0, 2, False, f"{GELU.text}\ntrain differs", 1, "x", cause),
+        CheckResult("config", 0, 1, False, "config wrong\nHint: copy it", {"c": 1}, "y"),
+    ]
+    exercise = finish_exercise(BY_ID["4.3"], "failed", checks, 1.0)
+    return GradeResult("sub", 0, 10, "0.1.0", "2.13.0", 1, 1.0, [exercise])
+
+
+def test_the_text_report_says_a_cause_once_above_the_checks_it_breaks():
+    text = report_text.render(grouped_result())
+    assert text.count(GELU.text) == 1 and text.count("Hint: fix it") == 1
+    assert text.index("Cause: " + GELU.text) < text.index("eval logits")
+    assert "It breaks 2 checks" in text and "train logits  (the same cause)" in text
+    verbose = report_text.render(grouped_result(), verbose=True)
+    assert "Hint: copy it" in verbose  # a failure without a cause keeps its own hint
+
+
+def test_the_html_report_says_a_cause_once_and_the_json_fits_the_schema():
+    result = grouped_result()
+    page = report_html.render_html(result)
+    assert page.count(GELU.text) == 1 and "It breaks 2 checks" in page
+    assert "the same cause as above" in page
+    schema = json.loads(SCHEMA_PATH.read_text())
+    jsonschema.validate(json.loads(result.to_json()), schema)
+
+
+def test_a_check_alone_still_says_its_cause_and_hint():
+    check = grouped_result().exercises[0].checks[1]
+    text = check_text(check)
+    assert text.startswith(f"Cause: {GELU.text}\ntrain differs") and "Hint: fix it" in text
+
+
+# --- the evidence of 3.1: what each of sa_v1's weights holds after the transfer --------------
+
+EX = {"d_in": 3, "d_out": 2, "n_tokens": 2, "seed": 5}
+
+
+def transferred(**override) -> dict:
+    sa_v2, _, _ = ex3_1.build(EX)
+    weights = {n: getattr(sa_v2, n).weight.T.detach().clone() for n in ex3_1.NAMES}
+    return {**weights, **override}
+
+
+def test_a_weight_assigned_twice_is_named_with_the_one_it_holds():
+    sa_v2, _, _ = ex3_1.build(EX)
+    cause = ex3_1.weights_cause(EX, transferred(W_key=sa_v2.W_query.weight.T.detach()))
+    assert "sa_v1.W_key holds sa_v2.W_query's weight (transposed), not sa_v2.W_key's" in cause.text
+    assert "(W_query and W_value hold what they should)" in cause.text
+    assert "nn.Linear" not in cause.hint  # no layout hint: nothing is left untransposed
+
+
+def test_an_untransposed_or_reshaped_weight_is_named_with_the_layout_hint():
+    sa_v2, _, _ = ex3_1.build(EX)
+    w = sa_v2.W_value.weight.detach()
+    cause = ex3_1.weights_cause(EX, transferred(W_value=w.reshape(3, 2)))
+    assert "sa_v1.W_value holds sa_v2.W_value.weight reshaped, not transposed" in cause.text
+    assert "nn.Linear(d_in, d_out) stores its weight with shape (d_out, d_in)" in cause.hint
+
+
+def test_a_weight_never_transferred_still_holds_its_own_values():
+    _, sa_v1, _ = ex3_1.build(EX)
+    cause = ex3_1.weights_cause(EX, transferred(W_query=sa_v1.W_query.detach()))
+    assert "sa_v1.W_query holds its own initial values: nothing was transferred" in cause.text
+    assert ex3_1.weights_cause(EX, transferred()) is None  # all right: no cause
+
+
+# --- the evidence of 4.1 and 4.2: a wrong count that is one part of the module ----------------
+
+
+@pytest.fixture(scope="module")
+def attention_parts():
+    return parts(lambda: TransformerBlock(dict(GPT_CONFIG_124M)).att, "att.")
+
+
+def test_a_count_off_by_a_buffer_or_a_part_names_it(attention_parts):
+    mask = GPT_CONFIG_124M["context_length"] ** 2
+    assert explain(mask, attention_parts) == (
+        f"the extra {mask:,} are att.mask, a buffer, not a parameter",
+        "count:mask",
+    )
+    emb = GPT_CONFIG_124M["emb_dim"]
+    said, kind = explain(-emb, attention_parts)
+    assert "att.out_proj.bias" in said and "left out" in said and kind == "count:left-out"
+    said, kind = explain(emb * emb, attention_parts)
+    assert said.endswith("counted twice") and kind == "count:twice"
+    assert explain(7, attention_parts) is None  # nothing holds 7 values: no cause named
+
+
+def test_a_model_count_names_a_whole_module_and_sums_the_blocks():
+    found = parts(lambda: GPTModel(dict(GPT_CONFIG_124M)))
+    emb = GPT_CONFIG_124M["emb_dim"]
+    assert (
+        explain(-2 * emb, found)[0]
+        == "that is what final_norm holds (1,536 values): it is left out"
+    )
+    blocks_ff = GPT_CONFIG_124M["n_layers"] * (8 * emb * emb + 5 * emb)
+    assert "trf_blocks.*.ff" in explain(-blocks_ff, found)[0]
