@@ -7,8 +7,8 @@ Checks:
   ``run(worker, example)`` raises ``CheckFailed`` when the answer is wrong on ``example``.
   Checks run under ``torch.no_grad()``: a reference that needs gradients computes them inside
   ``with torch.enable_grad():``.
-- ``CheckFailed(message, kind=WRONG, info=None)``: the answer is wrong; ``kind`` chooses the
-  hint (below).
+- ``CheckFailed(message, kind=WRONG, info=None, cause=None)``: the answer is wrong; ``kind``
+  chooses the hint (below), ``cause`` names why (below).
 - ``same_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
   rtol=RTOL, atol=ATOL, ...)``: the declarative check of a function against a reference.
 - ``StudentError``: the student's code raised in the worker (``info``: its description);
@@ -26,6 +26,12 @@ Failure kinds, which choose the hint shown: ``NOT_DONE``, ``WRONG``, ``SHAPE``, 
 ``OWN_KINDS`` (a check's own hint is for these by default); ``Known(kind, hint, pattern="")``,
 a pack's hint for a known mistake.
 
+Causes: ``Cause(key, text, hint="", rank=0)``, what the evidence in this answer says went
+wrong; a check raises ``CheckFailed(message, kind, cause=Cause(...))`` and the failures whose
+causes share a ``key`` are explained once, with the checks they break under it. ``rank``
+orders causes up their chain: ``ROOT`` (an argument ignored, a part renamed: it explains what
+follows from it), ``PART`` (a part found to compute something else), 0 otherwise.
+
 Shared state: ``seeded(seed)`` (torch's generator, seeded and locked for the block),
 ``remembered`` (an expected value computed once per process), ``on_forget``.
 ``Worker``: the protocol of the handle a check's ``run`` gets. ``MAX_MESSAGE_BYTES``: the most
@@ -37,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from grader.judge.causes import PART, ROOT, Cause
 from grader.judge.declared import close, literal, same_as_reference
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.hints import (
@@ -103,11 +110,14 @@ __all__ = [
     "MAX_MESSAGE_BYTES",
     "NOT_DONE",
     "OWN_KINDS",
+    "PART",
+    "ROOT",
     "RTOL",
     "SHAPE",
     "STRUCTURE",
     "VALUES",
     "WRONG",
+    "Cause",
     "Check",
     "CheckFailed",
     "Difference",
