@@ -1,5 +1,6 @@
 """Divides the bytes by 10**6 (decimal megabytes) instead of 1024 * 1024."""
 # expect-failing: model_size_mb
+# expect-hint: not 10**6
 
 from reference import GPT_CONFIG_124M, GPTModel
 

@@ -1,6 +1,7 @@
 """Returns the size rounded to two decimals, as the book prints it (f"{size:.2f} MB"): the
 function must return the value itself; small models round to 0.0."""
 # expect-failing: model_size_mb
+# expect-no-hint: not 10**6
 
 from reference import GPT_CONFIG_124M, GPTModel
 

@@ -1,6 +1,8 @@
 """Uses F.dropout for the embeddings without training=self.training: F.dropout defaults to
 training=True, so the embeddings are dropped in eval mode too."""
 # expect-failing: in eval mode
+# expect-message: change with the torch seed
+# expect-hint: dropout must do nothing in eval mode
 
 import torch
 import torch.nn.functional as F

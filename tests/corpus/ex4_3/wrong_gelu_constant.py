@@ -3,6 +3,9 @@ TransformerBlock, GPTModel) with a typo in GELU's constant: 0.44715 for the book
 The dropouts are right; only the feed-forward's activation differs."""
 # expect-failing: in eval mode GPTModel gives the reference's logits
 # expect-message: the first difference is inside trf_blocks[0].ff.layers[1] (GELU)
+# expect-no-hint: dropout must do nothing in eval mode
+# expect-no-hint: masks are drawn
+# expect-hint: compare your GELU with the book's tanh approximation
 
 import torch
 from torch import nn
