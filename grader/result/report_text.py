@@ -283,8 +283,10 @@ def _cause_lines(
             rest = without_cause(check, parse_message(visible(check.message))).text
             if not rest.strip() or not verbose:
                 head = _check_head(check, st, pts_w)
-                fits = visible_len(head[-1]) + len(SAME_CAUSE) <= st.width
-                head[-1] += SAME_CAUSE if fits else ""
+                if visible_len(head[-1]) + len(SAME_CAUSE) <= st.width:
+                    head[-1] += SAME_CAUSE
+                else:
+                    head.append(" " * 6 + SAME_CAUSE.strip())
                 lines += head
                 st.hide(ex.id)
             else:
