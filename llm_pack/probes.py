@@ -1,6 +1,7 @@
 """The worker's probes of the six exercises: what a worker does with a student's module for
 each of them, named in ``pack.toml`` (``probes = "llm_pack.probes:EX3_1"`` ...). Worker side:
-they import the grader's probe library and the reference, never the judge or hypothesis."""
+they import the grader's public face for probes (``grader.pack.worker``) and the reference,
+never the judge or hypothesis."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ import itertools
 import torch
 from torch import nn
 
-from grader.shared.torchseed import seeded
-from grader.worker.probes import (
+from grader.pack.worker import (
     Probe,
-    _forward,
-    _keep,
-    _load,
-    _on_meta,
     describe_module,
+    forward,
+    keep,
+    load_weights,
+    on_meta,
     plain,
+    seeded,
     trace_kept,
 )
 
@@ -99,7 +100,7 @@ def _built(state: dict, m, max_state_bytes: int | None) -> dict:
         if size > max_state_bytes:
             description = {"is_module": True, "class": type(m).__name__}
             return {"handle": None, "module": {**description, "too_big": structure(m, size)}}
-    return {"handle": _keep(state, m), "module": describe_module(m, attrs=ATTRS)}
+    return {"handle": keep(state, m), "module": describe_module(m, attrs=ATTRS)}
 
 
 def _build_wrapper(
@@ -175,38 +176,38 @@ def _split_config(module, state):
 # their values never leave the worker.
 def _build_split_model(module, state, cfg: dict):
     m = module.GPTModel(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
+    return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
 def _build_split_block(module, state, cfg: dict):
     m = module.TransformerBlock(dict(cfg))
-    return {"handle": _keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
+    return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
 EX3_1: dict[str, Probe] = {"transfer": _transfer}
 EX3_2: dict[str, Probe] = {
     "build": _build_wrapper,
-    "forward": _forward,
-    "load": _load,
+    "forward": forward,
+    "load": load_weights,
     "trace": trace_kept,
 }
-EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": _forward, "trace": trace_kept}
+EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": forward, "trace": trace_kept}
 EX4_1: dict[str, Probe] = {
-    "feedforward_params": _on_meta("feedforward_params"),
-    "attention_params": _on_meta("attention_params"),
+    "feedforward_params": on_meta("feedforward_params"),
+    "attention_params": on_meta("attention_params"),
 }
 EX4_2: dict[str, Probe] = {
     "configs": _configs,
     "config_alias": _config_alias,
     "base_config": _base_config,
-    "total_params": _on_meta("total_params"),
-    "model_size_mb": _on_meta("model_size_mb"),
+    "total_params": on_meta("total_params"),
+    "model_size_mb": on_meta("model_size_mb"),
 }
 EX4_3: dict[str, Probe] = {
     "config": _split_config,
     "build": _build_split_model,
     "build_block": _build_split_block,
-    "load": _load,
-    "forward": _forward,
+    "load": load_weights,
+    "forward": forward,
     "trace": trace_kept,
 }

@@ -17,19 +17,21 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.judge import hints
-from grader.judge.causes import ROOT, Cause
-from grader.judge.differences import pair_text
-from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.properties import (
+from grader.pack import judge as hints
+from grader.pack.judge import (
     ATOL,
+    ROOT,
     RTOL,
+    Cause,
     CheckFailed,
+    StudentError,
+    Worker,
     expect_tensor,
     explain_student_error,
     is_stub,
+    pair_text,
+    seeded,
 )
-from grader.shared.torchseed import seeded
 from llm_pack.checks import too_big
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
@@ -55,7 +57,7 @@ def shape_text(shape: Any) -> str:
 # --- calling the student's module -------------------------------------------------------------
 
 
-def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> Any:
+def call_student(worker: Worker, action: str, what: str, **args: Any) -> Any:
     """Run a probe; an exception in student code fails the check with ``what`` as context.
 
     A stub's ``NotImplementedError`` passes through, so that it reads "not done yet".
@@ -70,7 +72,7 @@ def call_student(worker: WorkerHandle, action: str, what: str, **args: Any) -> A
         ) from None
 
 
-def build_student(worker: WorkerHandle, call: str, asked: str = "", **args: Any) -> dict:
+def build_student(worker: Worker, call: str, asked: str = "", **args: Any) -> dict:
     """Build the student's module in the worker: ``{"handle", "module": description}``.
 
     A module too big to be the answer (``llm_pack.checks.too_big``) fails, saying what it is
@@ -100,7 +102,7 @@ _CONTEXT: dict[tuple[int, int], int] = {}
 MASK_KEY = re.compile(r"(?:.*\.)?mask")
 
 
-def _note_context(worker: WorkerHandle, reply: dict) -> None:
+def _note_context(worker: Worker, reply: dict) -> None:
     state = reply["module"].get("state") or {}
     sides = {
         int(v.shape[-1])
@@ -112,7 +114,7 @@ def _note_context(worker: WorkerHandle, reply: dict) -> None:
 
 
 def student_forward(
-    worker: WorkerHandle,
+    worker: Worker,
     handle: int,
     x: torch.Tensor,
     call: str,
@@ -134,7 +136,7 @@ def student_forward(
     return expect_tensor(out, f"the output of {what}")
 
 
-def _too_short(worker: WorkerHandle, handle: int, x: torch.Tensor, seed: int) -> Cause | None:
+def _too_short(worker: Worker, handle: int, x: torch.Tensor, seed: int) -> Cause | None:
     """The cause of a forward that raised on ``x`` when it runs on an input of the module's
     full context_length (the same tokens, then more); None when it does not, or cannot be told."""
     full = _CONTEXT.get((id(worker), handle))
@@ -188,7 +190,7 @@ def first_changed_token(before: torch.Tensor, after: torch.Tensor, keep: int) ->
 
 
 def assert_causal(
-    worker: WorkerHandle,
+    worker: Worker,
     handle: int,
     x: torch.Tensor,
     keep: int,

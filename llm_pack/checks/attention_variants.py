@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from grader.judge.properties import ATOL, RTOL
+from grader.pack.judge import ATOL, RTOL
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from grader.judge import hints
-from grader.judge.causes import Cause
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import Check, CheckFailed, assert_close
-from grader.shared.torchseed import seeded
+from grader.pack import judge as hints
+from grader.pack.judge import Cause, Check, CheckFailed, Worker, assert_close, remembered, seeded
 from llm_pack.strategies import attention_shapes
 from reference import SelfAttention_v1, SelfAttention_v2
 
@@ -35,7 +31,7 @@ def expected_output(ex: dict) -> torch.Tensor:
     return sa_v2(x)
 
 
-def transfer(worker: WorkerHandle, ex: dict):
+def transfer(worker: Worker, ex: dict):
     sa_v2, sa_v1, x = build(ex)
     reply = worker.call(
         "transfer",
@@ -114,7 +110,7 @@ def weights_cause(ex: dict, weights: dict, added: list | None = None) -> Cause |
     return Cause(f"weights:{key}", f"after transfer_weights(sa_v2, sa_v1), {said}", hint)
 
 
-def check_outputs(worker: WorkerHandle, ex: dict) -> None:
+def check_outputs(worker: Worker, ex: dict) -> None:
     _, x, reply = transfer(worker, ex)
     weights = {name: reply["v1"][name]["value"] for name in NAMES}
     added = reply.get("added") if isinstance(reply.get("added"), list) else []
@@ -143,7 +139,7 @@ def check_outputs(worker: WorkerHandle, ex: dict) -> None:
         raise
 
 
-def check_v2_unchanged(worker: WorkerHandle, ex: dict) -> None:
+def check_v2_unchanged(worker: Worker, ex: dict) -> None:
     sa_v2, _, reply = transfer(worker, ex)
     before = sa_v2.state_dict()
     after = reply["v2_state"]
@@ -156,7 +152,7 @@ def check_v2_unchanged(worker: WorkerHandle, ex: dict) -> None:
             raise CheckFailed(f"transfer_weights changed sa_v2.{key}; only sa_v1 may change")
 
 
-def check_trainable(worker: WorkerHandle, ex: dict) -> None:
+def check_trainable(worker: Worker, ex: dict) -> None:
     _, _, reply = transfer(worker, ex)
     for name in NAMES:
         info = reply["v1"][name]

@@ -11,9 +11,7 @@ import re
 
 import torch
 
-from grader.judge.causes import ROOT, Cause
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, assert_close
+from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_close
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
@@ -68,7 +66,7 @@ def expected_output(
     )
 
 
-def build(worker: WorkerHandle, ex: dict) -> dict:
+def build(worker: Worker, ex: dict) -> dict:
     return build_student(
         worker,
         call_text(ex),
@@ -84,7 +82,7 @@ def batch_of(ex: dict) -> torch.Tensor:
     return judge_input((ex["batch"], ex["num_tokens"], ex["d_in"]), ex["seed"])
 
 
-def check_two_heads(worker: WorkerHandle, ex: dict) -> None:
+def check_two_heads(worker: Worker, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
     heads = len(rebuilt(reply, owner).heads)
@@ -95,7 +93,7 @@ def check_two_heads(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_2d(worker: WorkerHandle, ex: dict) -> None:
+def check_2d(worker: Worker, ex: dict) -> None:
     reply = build(worker, ex)
     x = batch_of(ex)
     out = student_forward(worker, reply["handle"], x, call_text(ex))
@@ -109,7 +107,7 @@ def check_2d(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_arguments(worker: WorkerHandle, ex: dict) -> None:
+def check_arguments(worker: Worker, ex: dict) -> None:
     description = build(worker, ex)["module"]
     problems = []
     tensors = {k: v for k, v in description["state"].items() if isinstance(v, torch.Tensor)}
@@ -145,7 +143,7 @@ def check_arguments(worker: WorkerHandle, ex: dict) -> None:
         raise CheckFailed(said, cause=Cause("arguments", said, ARGUMENTS_HINT, ROOT))
 
 
-def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
+def check_same_computation(worker: Worker, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
     reference = rebuilt(reply, owner)
@@ -163,7 +161,7 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
             )
 
 
-def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
+def check_default_dropout(worker: Worker, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
     rates = sorted({p for p in reply["module"]["dropouts"].values() if p != 0})
@@ -187,7 +185,7 @@ def check_default_dropout(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_causal(worker: WorkerHandle, ex: dict) -> None:
+def check_causal(worker: Worker, ex: dict) -> None:
     reply = build(worker, ex)
     owner = f"the module {call_text(ex)} returned"
     x = batch_of(ex)

@@ -20,10 +20,8 @@ import re
 import torch
 from torch import nn
 
-from grader.judge import hints
-from grader.judge.differences import largest_text, pair_text
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed
+from grader.pack import judge as hints
+from grader.pack.judge import Check, CheckFailed, Worker, largest_text, pair_text
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     build_student,
@@ -57,7 +55,7 @@ def as_one_head(weights: dict[str, torch.Tensor], heads: int) -> dict[str, torch
     return {k: weights[HEAD.sub(f"heads.{heads - 1}.", k)] for k in weights}
 
 
-def check_own_weights(worker: WorkerHandle, ex: dict) -> None:
+def check_own_weights(worker: Worker, ex: dict) -> None:
     call = call_text(ex)
     owner = f"the module {call} returned"
     reply = build_student(

@@ -19,9 +19,8 @@ import torch
 from hypothesis import strategies as st
 from torch import nn
 
-from grader.judge import hints
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, assert_close
+from grader.pack import judge as hints
+from grader.pack.judge import Check, CheckFailed, Worker, assert_close
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
@@ -78,7 +77,7 @@ def gpt2_causal_cases(draw, max_tokens: int = 16) -> dict:
 class Built:
     """The student's module in one worker, and the book's class rebuilt from it (lazily)."""
 
-    worker: WorkerHandle
+    worker: Worker
     handle: int
     description: dict
     rebuilt: nn.Module | None = field(default=None)
@@ -87,7 +86,7 @@ class Built:
 _last: Built | None = None  # one slot: a judge grades one submission at a time
 
 
-def built(worker: WorkerHandle) -> Built:
+def built(worker: Worker) -> Built:
     """The student's module, built once per worker."""
     global _last
     last = _last
@@ -98,7 +97,7 @@ def built(worker: WorkerHandle) -> Built:
     return _last
 
 
-def rebuilt(worker: WorkerHandle) -> nn.Module:
+def rebuilt(worker: Worker) -> nn.Module:
     b = built(worker)
     if b.rebuilt is None:
         b.rebuilt = same_weights.reused(
@@ -111,7 +110,7 @@ def batch_of(ex: dict) -> torch.Tensor:
     return judge_input((ex["batch"], ex["n_tokens"], EMB), ex["seed"])
 
 
-def check_heads(worker: WorkerHandle, _: Any) -> None:
+def check_heads(worker: Worker, _: Any) -> None:
     heads = rebuilt(worker).num_heads
     if heads != HEADS:
         raise CheckFailed(
@@ -124,7 +123,7 @@ def check_heads(worker: WorkerHandle, _: Any) -> None:
 SIZES = "wrong:sizes"  # a size read from the module that is not GPT-2 small's
 
 
-def check_sizes(worker: WorkerHandle, _: Any) -> None:
+def check_sizes(worker: Worker, _: Any) -> None:
     state = built(worker).description["state"]
     problems = []
     kind = hints.WRONG  # sizes unread (no such weight): the sizes hint is for sizes read wrong
@@ -153,7 +152,7 @@ def check_sizes(worker: WorkerHandle, _: Any) -> None:
         )
 
 
-def check_any_length(worker: WorkerHandle, ex: dict) -> None:
+def check_any_length(worker: Worker, ex: dict) -> None:
     x = batch_of(ex)
     out = student_forward(worker, built(worker).handle, x, CALL)
     want = (ex["batch"], ex["n_tokens"], EMB)
@@ -169,7 +168,7 @@ def check_any_length(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
+def check_same_computation(worker: Worker, ex: dict) -> None:
     x = batch_of(ex)
     got = student_forward(worker, built(worker).handle, x, CALL)
     reference = rebuilt(worker)
@@ -184,7 +183,7 @@ def check_same_computation(worker: WorkerHandle, ex: dict) -> None:
         )
 
 
-def check_causal(worker: WorkerHandle, ex: dict) -> None:
+def check_causal(worker: Worker, ex: dict) -> None:
     handle = built(worker).handle
     assert_causal(worker, handle, batch_of(ex), ex["keep"], ex["seed"], CALL, OWNER, EMB)
 

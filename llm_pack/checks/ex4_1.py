@@ -14,9 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.judge import hints
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check
+from grader.pack import judge as hints
+from grader.pack.judge import Check, Worker
 from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     Mistake,
@@ -84,19 +83,19 @@ def compare_count(
     raise wrong_count(message, got, expected, mistakes(cfg), found, book)
 
 
-def check_feedforward(worker: WorkerHandle, cfg: dict) -> None:
+def check_feedforward(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "feedforward_params", cfg)
     expected = feedforward_count(cfg)
     compare_count("feedforward_params", "ff", cfg, got, expected, feedforward_mistakes)
 
 
-def check_attention(worker: WorkerHandle, cfg: dict) -> None:
+def check_attention(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "attention_params", cfg)
     expected = attention_count(cfg)
     compare_count("attention_params", "att", cfg, got, expected, attention_mistakes)
 
 
-def check_both(worker: WorkerHandle, cfg: dict) -> None:
+def check_both(worker: Worker, cfg: dict) -> None:
     check_feedforward(worker, cfg)
     check_attention(worker, cfg)
 

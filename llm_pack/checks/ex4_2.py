@@ -14,9 +14,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from grader.judge import hints
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import Check, CheckFailed, filled_dict
+from grader.pack import judge as hints
+from grader.pack.judge import Check, CheckFailed, Worker, filled_dict
 from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     GPT2_SIZES,
@@ -53,7 +52,7 @@ def differences(got: dict, expected: dict) -> list[str]:
     return out
 
 
-def check_config(worker: WorkerHandle, size: str) -> None:
+def check_config(worker: Worker, size: str) -> None:
     configs = filled_dict(worker.call("configs"), "GPT2_CONFIGS")
     if set(configs) != set(GPT2_SIZES):
         raise CheckFailed(
@@ -79,7 +78,7 @@ def check_config(worker: WorkerHandle, size: str) -> None:
     not_a_copy(worker, size)
 
 
-def not_a_copy(worker: WorkerHandle, size: str) -> None:
+def not_a_copy(worker: Worker, size: str) -> None:
     """Fail when ``GPT2_CONFIGS[size]`` holds the right values but is ``GPT_CONFIG_124M`` itself
     (or shares a mutable value with it): the statement asks for a copy. Only the worker sees
     which object is which (``llm_pack.probes._config_alias``)."""
@@ -101,7 +100,7 @@ def not_a_copy(worker: WorkerHandle, size: str) -> None:
         )
 
 
-def check_base_unchanged(worker: WorkerHandle, _: Any) -> None:
+def check_base_unchanged(worker: Worker, _: Any) -> None:
     configs = filled_dict(worker.call("configs"), "GPT2_CONFIGS")
     if not set(GPT2_SIZES) <= set(configs):
         # Nothing earns this point before the configs exist (an untouched stub would).
@@ -151,7 +150,7 @@ def total_mistakes(cfg: dict) -> list[Mistake]:
     ]
 
 
-def check_total(worker: WorkerHandle, cfg: dict) -> None:
+def check_total(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "total_params", cfg)
     expected = model_count(cfg)
     if got == expected:
@@ -177,7 +176,7 @@ def size_mistakes(count: int) -> list[tuple[float, str]]:
     ]
 
 
-def check_size(worker: WorkerHandle, cfg: dict) -> None:
+def check_size(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "model_size_mb", cfg)
     count = model_count(cfg)
     expected = count * 4 / MIB

@@ -17,15 +17,16 @@ from typing import Any
 import torch
 from hypothesis import strategies as st
 
-from grader.judge import hints
-from grader.judge.causes import Cause
-from grader.judge.differences import largest_text, pair_text
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.properties import (
+from grader.pack import judge as hints
+from grader.pack.judge import (
+    Cause,
     Check,
     CheckFailed,
+    Worker,
     assert_close,
     filled_dict,
+    largest_text,
+    pair_text,
     tensor_text,
 )
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
@@ -82,7 +83,7 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_config(worker: WorkerHandle, _: Any) -> None:
+def check_config(worker: Worker, _: Any) -> None:
     cfg = filled_dict(worker.call("config"), "GPT_CONFIG_SPLIT_DROPOUT")
     expected_keys = (set(GPT_CONFIG_124M) - {"drop_rate"}) | set(SPLIT_KEYS)
     problems = [f"{k!r} is missing" for k in sorted(expected_keys - set(cfg))]
@@ -104,7 +105,7 @@ def check_config(worker: WorkerHandle, _: Any) -> None:
         )
 
 
-def check_state_keys(worker: WorkerHandle, ex: dict) -> None:
+def check_state_keys(worker: Worker, ex: dict) -> None:
     shapes = build_student(worker, ex["cfg"])["module"]["shapes"]
     expected = reference_shapes(ex["cfg"])
     missing = sorted(set(expected) - set(shapes))
@@ -135,7 +136,7 @@ PLACEMENT = "wrong:placement"
 MASK_ORDER = "wrong:mask-order"
 
 
-def check_eval(worker: WorkerHandle, ex: dict) -> None:
+def check_eval(worker: Worker, ex: dict) -> None:
     got, x, expected, reply = student_logits(worker, ex, train=False)
     if same(got, expected):
         return
@@ -157,7 +158,7 @@ def check_eval(worker: WorkerHandle, ex: dict) -> None:
         assert_close(got, expected, what)
 
 
-def in_place_each(worker: WorkerHandle, ex: dict) -> bool:
+def in_place_each(worker: Worker, ex: dict) -> bool:
     """Whether the student's model gives the reference's logits in eval mode and in train mode
     with each rate alone at 1.0 (the other two at 0.0), for ``ex``'s config and input: its rates
     act in their places, so three fractional rates can differ only in how masks are drawn."""
@@ -172,7 +173,7 @@ def in_place_each(worker: WorkerHandle, ex: dict) -> bool:
 
 
 def check_isolated(key: str):
-    def run(worker: WorkerHandle, ex: dict) -> None:
+    def run(worker: Worker, ex: dict) -> None:
         got, x, expected, reply = student_logits(worker, ex, train=True)
         if same(got, expected):
             return
@@ -204,7 +205,7 @@ def check_isolated(key: str):
     return run
 
 
-def check_fractional(worker: WorkerHandle, ex: dict) -> None:
+def check_fractional(worker: Worker, ex: dict) -> None:
     got, x, expected, reply = student_logits(worker, ex, train=True)
     if same(got, expected):
         return

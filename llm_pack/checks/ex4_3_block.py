@@ -16,10 +16,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import Check, assert_close
-from grader.shared.torchseed import seeded
+from grader.pack.judge import Check, Worker, assert_close, remembered, seeded
 from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
     SPLIT_KEYS,
@@ -75,7 +72,7 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
         return block, x, block(x)
 
 
-def check_block(worker: WorkerHandle, ex: dict) -> None:
+def check_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
         reply, (reference, x, expected) = worker.call_while(

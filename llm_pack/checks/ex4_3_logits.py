@@ -9,10 +9,7 @@ from typing import Any
 
 import torch
 
-from grader.judge.launch.handle import WorkerHandle
-from grader.judge.memo import remembered
-from grader.judge.properties import ATOL, RTOL
-from grader.shared.torchseed import seeded
+from grader.pack.judge import ATOL, RTOL, Worker, remembered, seeded
 from llm_pack.checks.gpt_reference import (
     SPLIT_KEYS,
     built_module,
@@ -51,11 +48,11 @@ def reference_shapes(cfg: dict) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items()}
 
 
-def build_student(worker: WorkerHandle, cfg: dict) -> dict:
+def build_student(worker: Worker, cfg: dict) -> dict:
     return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
 
 
-def student_logits(worker: WorkerHandle, ex: dict, train: bool):
+def student_logits(worker: Worker, ex: dict, train: bool):
     """The student's logits on the judge's input with the oracle's weights, the input, the
     oracle's own logits (computed here while the worker builds its model) and the build's reply."""
     reply, (oracle, x, expected) = worker.call_while(

@@ -19,10 +19,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.judge import hints
-from grader.judge.causes import ROOT, Cause
-from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.properties import CheckFailed, explain_student_error
+from grader.pack import judge as hints
+from grader.pack.judge import ROOT, Cause, CheckFailed, StudentError, Worker, explain_student_error
 from llm_pack.checks.count_parts import explain
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
@@ -87,7 +85,7 @@ META_NOTE = (
 )
 
 
-def ask_number(worker: WorkerHandle, function: str, cfg: dict) -> int | float:
+def ask_number(worker: Worker, function: str, cfg: dict) -> int | float:
     """The student's ``function(cfg)``, which must be a number."""
     try:
         got = worker.call(function, cfg=cfg)
@@ -212,7 +210,7 @@ def built_module(reply: dict, call: str) -> dict:
     return reply
 
 
-def load_weights(worker: WorkerHandle, reply: dict, oracle: nn.Module, owner: str) -> None:
+def load_weights(worker: Worker, reply: dict, oracle: nn.Module, owner: str) -> None:
     """Load ``oracle``'s parameters into the student's module built by ``reply``; fail when a
     parameter of the module is not among them. Buffers (the causal masks) are not weights: the
     module keeps its own, so that a mask it builds wrongly shows in its outputs. A module whose

@@ -3,7 +3,7 @@ the grader's own (``grader.judge.hints.KNOWN``): the wrong counts ``gpt_referenc
 recognises, and the book's words for a parameter assigned a plain tensor and a module the
 judge cannot rebuild."""
 
-from grader.judge import hints
+from grader.pack import judge as hints
 
 KNOWN: tuple[hints.Known, ...] = (
     hints.Known(

@@ -21,10 +21,18 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from grader.judge.causes import PART, Cause
-from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.localize import Difference, first_difference, module_renames
-from grader.judge.properties import ATOL, RTOL, CheckFailed
+from grader.pack.judge import (
+    ATOL,
+    PART,
+    RTOL,
+    Cause,
+    CheckFailed,
+    Difference,
+    StudentError,
+    Worker,
+    first_difference,
+    module_renames,
+)
 from llm_pack.checks.attention_variants import what_it_computes
 from llm_pack.checks.renames import under_student_names
 
@@ -50,7 +58,7 @@ def small_input(x: torch.Tensor) -> torch.Tensor:
 
 
 def localize(
-    worker: WorkerHandle, reply: dict, reference: nn.Module, x: torch.Tensor
+    worker: Worker, reply: dict, reference: nn.Module, x: torch.Tensor
 ) -> tuple[Difference, nn.Module] | None:
     """The first part of the student's module (kept by the worker under ``reply["handle"]``,
     loaded with ``reference``'s weights) whose output differs from ``reference``'s part for the
@@ -98,7 +106,7 @@ def reported() -> bool:
 
 @contextmanager
 def localized(
-    worker: WorkerHandle, reply: dict, reference: Callable[[], nn.Module], x: torch.Tensor
+    worker: Worker, reply: dict, reference: Callable[[], nn.Module], x: torch.Tensor
 ) -> Iterator[None]:
     """Run the comparison inside; if it fails, put the sentence of ``localize``'s difference
     first in its message. The verdict and points do not change; the kind (which chooses the hint)

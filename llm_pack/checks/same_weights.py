@@ -27,7 +27,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.judge.memo import on_forget
+from grader.pack.judge import on_forget
 
 ENTRIES = 32
 MAX_BYTES = 64 * 2**20  # 3.3's module alone holds 13.6 MB of weights and mask

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from grader.protocol.wire import MAX_MESSAGE_BYTES
+from grader.pack.judge import MAX_MESSAGE_BYTES
 
 # Exercise 3.3's module, GPT-2 small's attention: the largest any exercise of this pack asks for.
 GPT2_SMALL_ATTENTION = {"d_in": 768, "d_out": 768, "context_length": 1024, "num_heads": 12}
