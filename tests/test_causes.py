@@ -111,7 +111,9 @@ def test_the_html_report_says_a_cause_once_and_the_json_fits_the_schema():
     result = grouped_result()
     page = report_html.render_html(result)
     assert page.count(GELU.text) == 1 and "It breaks 2 checks" in page
-    assert "the same cause as above" in page
+    assert "— the same cause" in page
+    # The cause, then the checks it breaks, then the failures without a cause.
+    assert page.index(GELU.text) < page.index("eval logits") < page.index("config wrong")
     schema = json.loads(SCHEMA_PATH.read_text())
     jsonschema.validate(json.loads(result.to_json()), schema)
 

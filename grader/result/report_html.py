@@ -53,11 +53,14 @@ class CheckView:
 
 @dataclass
 class CauseView:
-    """One cause of an exercise's failures, shown once above the checks it breaks."""
+    """One cause of an exercise's failures, shown once above the checks it breaks: the first of
+    them in full, the others as rows."""
 
     text: str
     hint: str
     checks: list[str]
+    first: CheckView | None = None
+    rest: list[CheckView] = field(default_factory=list)
 
 
 @dataclass
@@ -117,21 +120,19 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         problem=None if problem is None else _clipped(parse_message(problem)),
         not_done=None if unfinished is None else visible(clip(unfinished[0])),
     )
-    view.causes = [
-        CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
-        for d in ex.diagnosis
-        if problem is None
-    ]
-    explained: set[str] = set()  # the causes whose first check is shown in full
+    causes = {d["key"]: CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
+              for d in (ex.diagnosis if problem is None else [])}  # fmt: skip
+    view.causes = list(causes.values())
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)
-        key = (check.cause or {}).get("key") if problem is None and not check.passed else None
-        if key is not None and key in explained:
-            c.note = "the same cause as above"
-            view.repeats.append(c)
+        cause = causes.get((check.cause or {}).get("key")) if not check.passed else None
+        if cause is not None and cause.first is None:
+            cause.first = c
             continue
-        if key is not None:
-            explained.add(key)
+        if cause is not None:
+            c.note = "the same cause"
+            cause.rest.append(c)
+            continue
         if c.passed:
             view.passed.append(c)
         elif problem is not None or c.unrun:
