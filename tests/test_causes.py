@@ -189,3 +189,14 @@ def test_a_model_count_names_a_whole_module_and_sums_the_blocks():
     )
     blocks_ff = GPT_CONFIG_124M["n_layers"] * (8 * emb * emb + 5 * emb)
     assert "trf_blocks.*.ff" in explain(-blocks_ff, found)[0]
+
+
+def test_the_notebook_view_says_a_cause_once_and_lists_every_check_it_breaks():
+    from grader.result.nbview import CheckReport
+
+    report = CheckReport(json.loads(grouped_result().to_json()), [])
+    html = report._repr_html_()
+    assert html.count(GELU.text) == 1 and html.count("fix it") == 1
+    assert "eval logits" in html and "train logits" in html and "config wrong" in html
+    assert html.index(GELU.text) < html.index("eval logits") < html.index("config wrong")
+    assert "Cause: " + GELU.text in repr(report)  # the plain-text view, as in a terminal
