@@ -95,7 +95,7 @@ def dashboard(tmp_path_factory) -> Path:
             tampered = [CheckResult(c.name, 0.0, c.max_points, False, why)
                         for c in result.exercises[0].checks]  # fmt: skip
             result.exercises[0] = ExerciseResult("4.1", "Exercise 4.1", 0.0, 10.0, "error",
-                                                 tampered)  # fmt: skip
+                                                 tampered, verdict="tampered")  # fmt: skip
             result.score = 0.0
         unreadable = name == "erin"
         status = "error" if unreadable or name == "mallory" else (

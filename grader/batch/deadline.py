@@ -191,7 +191,7 @@ def _check(raw: Any, points: float | None = None) -> Any:
 def _finished(raw: Any, exercise: Any) -> Any:
     """A finished exercise's result read back, or None unless it is ``exercise``'s, its
     checks well-formed and its points those of its checks, within the exercise's maximum."""
-    from grader.result.schema import ExerciseResult
+    from grader.result.schema import VERDICTS, ExerciseResult
 
     try:
         checks = [_check(c) for c in raw["checks"]]
@@ -199,6 +199,7 @@ def _finished(raw: Any, exercise: Any) -> Any:
         fine = (
             result.id == exercise.id and result.max_score == exercise.max_score
             and result.status in STATUSES and isinstance(result.title, str)
+            and result.verdict in VERDICTS
             and all(c is not None for c in checks)
             and abs(result.score - sum(c.points for c in checks)) < 1e-6
             and sum(c.max_points for c in checks) <= exercise.max_score + 1e-6

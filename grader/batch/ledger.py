@@ -22,7 +22,7 @@ The schema (see docs/batch.md for example queries)::
     submissions(name, source, kind, content_hash, settings_hash, status, reason, graded,
                 score, max_score, grader_version, torch_version, seed, duration_s, result_path,
                 report_path)
-    exercises(submission, exercise_id, title, score, max_score, status)
+    exercises(submission, exercise_id, title, score, max_score, status, verdict)
     checks(submission, exercise_id, position, name, points, max_points, passed, message,
            counterexample, reproduce)
 """
@@ -40,7 +40,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from grader.result.schema import HIDDEN_SEED
+from grader.result.schema import HIDDEN_SEED, legacy_verdict, verdict_of
 
 DB_NAME = "gradebook.sqlite"
 RESULTS, REPORTS, SCRATCH = "results", "reports", ".work"
@@ -78,6 +78,7 @@ CREATE TABLE IF NOT EXISTS exercises (
     score       REAL NOT NULL,
     max_score   REAL NOT NULL,
     status      TEXT NOT NULL,
+    verdict     TEXT NOT NULL DEFAULT 'graded',
     PRIMARY KEY (submission, exercise_id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS checks (
@@ -185,8 +186,16 @@ def insert_rows(db: sqlite3.Connection, row: dict[str, Any], result: dict) -> No
     db.execute(f"INSERT INTO submissions ({columns}) VALUES ({marks})", tuple(row.values()))
     for ex in result["exercises"]:
         db.execute(
-            "INSERT INTO exercises VALUES (?, ?, ?, ?, ?, ?)",
-            (row["name"], ex["id"], ex["title"], ex["score"], ex["max_score"], ex["status"]),
+            "INSERT INTO exercises VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                row["name"],
+                ex["id"],
+                ex["title"],
+                ex["score"],
+                ex["max_score"],
+                ex["status"],
+                verdict_of(ex),
+            ),
         )
         for position, c in enumerate(ex["checks"]):
             db.execute(
@@ -200,6 +209,35 @@ def insert_rows(db: sqlite3.Connection, row: dict[str, Any], result: dict) -> No
             )  # fmt: skip
 
 
+def ensure_verdicts(db: sqlite3.Connection) -> None:
+    """Give a gradebook written before exercises had a ``verdict`` its column, each old row
+    the verdict its checks' messages said (``legacy_verdict``, the one place the words still
+    count: rows saved before the field existed)."""
+    if _has_verdicts(db):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if not _has_verdicts(db):  # another process may have added it meanwhile
+            db.execute("ALTER TABLE exercises ADD COLUMN verdict TEXT NOT NULL DEFAULT 'graded'")
+            said: dict[tuple[str, str], list[str]] = {}
+            for submission, exercise_id, message in db.execute(
+                "SELECT submission, exercise_id, message FROM checks ORDER BY position"
+            ).fetchall():
+                said.setdefault((submission, exercise_id), []).append(message)
+            db.executemany(
+                "UPDATE exercises SET verdict = ? WHERE submission = ? AND exercise_id = ?",
+                [(legacy_verdict(m), *k) for k, m in said.items() if legacy_verdict(m) != "graded"],
+            )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def _has_verdicts(db: sqlite3.Connection) -> bool:
+    return any(row[1] == "verdict" for row in db.execute("PRAGMA table_info(exercises)"))
+
+
 class Ledger:
     """OUT: where results, reports and the gradebook database live."""
 
@@ -210,6 +248,7 @@ class Ledger:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript(SCHEMA)
+        ensure_verdicts(self.db)
         self.report_errors: dict[str, str] = {}  # name -> why the renderer failed
         self._stems: dict[str, str] = {}  # name -> the stem of its files (``expect``)
 

@@ -23,7 +23,6 @@ from grader.batch.ledger import atomic_write, exercise_ids
 from grader.classview.insight_view import failures_view, similarity_view
 from grader.judge.seeds import PUBLIC_SEED
 from grader.result.report_html import environment
-from grader.result.schema import TAMPERED
 from grader.shared.csvtext import number
 from grader.shared.registry import BY_ID
 from grader.shared.version import __version__
@@ -88,11 +87,10 @@ def check_rates(db: sqlite3.Connection) -> list[CheckRate]:
 
 def tampered_exercises(db: sqlite3.Connection) -> dict[str, set[str]]:
     """Submission -> the exercises whose worker caught student code rewriting the grader (the
-    ``tampered`` verdict: status error, every check's message starting with TAMPERED)."""
+    ``tampered`` verdict)."""
     found: dict[str, set[str]] = {}
     for submission, exercise_id in db.execute(
-        "SELECT DISTINCT submission, exercise_id FROM checks WHERE substr(message, 1, ?) = ?",
-        (len(TAMPERED), TAMPERED),
+        "SELECT submission, exercise_id FROM exercises WHERE verdict = 'tampered'"
     ):
         found.setdefault(submission, set()).add(exercise_id)
     return found

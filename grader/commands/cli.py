@@ -191,19 +191,26 @@ def show(result: GradeResult, args: argparse.Namespace, submission: Submission) 
     emit(result, args)
     for note in submission.notes:  # e.g. which notebook cells were graded
         print(f"note: {note}", file=sys.stdout if args.format == "text" else sys.stderr)
-    from grader.result.schema import WORKER_NOT_STARTED, grader_failed
-
     not_started = [
         c.message
         for ex in result.exercises
+        if ex.verdict == "worker-not-started"
         for c in ex.checks
-        if c.message.startswith(WORKER_NOT_STARTED)
     ]
     if not_started:  # one line, not one an exercise: it is the installation, not the answers
         print(
             f"grade: {not_started[0]} (a problem of the grader, not of your code)", file=sys.stderr
         )
-    if any(grader_failed(ex) for ex in result.exercises):  # reported, but a failure of ours
+    return exit_status(result)
+
+
+def exit_status(result: GradeResult) -> int:
+    """The exit status a result deserves, read from its exercises' verdicts and checks (never
+    from a message's words): 2 when the grade itself failed on some exercise (reported, but a
+    failure of ours or of the pack), else 0 when every check passed, else 1."""
+    from grader.result.schema import grader_failed
+
+    if any(grader_failed(ex) for ex in result.exercises):
         return EXIT_USAGE
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 

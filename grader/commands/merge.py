@@ -39,7 +39,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _open_shard(folder: Path) -> tuple[sqlite3.Connection, dict[str, str]]:
-    from grader.batch.ledger import DB_NAME, connect
+    from grader.batch.ledger import DB_NAME, connect, ensure_verdicts
 
     path = folder / DB_NAME
     if not path.is_file():
@@ -47,6 +47,7 @@ def _open_shard(folder: Path) -> tuple[sqlite3.Connection, dict[str, str]]:
     try:
         db = connect(path)
         meta = dict(db.execute("SELECT key, value FROM meta"))
+        ensure_verdicts(db)  # a shard written before exercises had a verdict
     except sqlite3.DatabaseError as exc:
         raise UsageError(f"{path}: not a gradebook database ({exc})") from None
     if "settings_hash" not in meta:

@@ -54,10 +54,9 @@ def _sentence(text: str) -> str:
 
 def _not_started(exercise: Exercise, checks: list, scale: float, reason: str) -> ExerciseResult:
     """The exercise of a worker that failed before it imported the student's file: the
-    grader's failure (``grader.result.schema.grader_failed``), said in every check."""
-    return finish_exercise(
-        exercise, "error", unrun_checks(checks, WORKER_NOT_STARTED + reason), scale
-    )
+    grader's failure (verdict ``worker-not-started``), said in every check."""
+    said = unrun_checks(checks, WORKER_NOT_STARTED + reason)
+    return finish_exercise(exercise, "error", said, scale, "worker-not-started")
 
 
 @keeps_going  # one exercise's trouble (a bug of ours, tampering) stays in its result

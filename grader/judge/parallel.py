@@ -32,7 +32,7 @@ from dataclasses import asdict, replace
 from grader.judge import replay
 from grader.judge.scoring import check_named
 from grader.protocol.limits import Limits
-from grader.result.schema import CheckResult, ExerciseResult
+from grader.result.schema import GRADER_FAILED, CheckResult, ExerciseResult
 from grader.shared import timing
 
 GRACE_S = 30.0  # beyond an exercise's own budgets, before the parent gives up on a child
@@ -218,7 +218,6 @@ def run_forked(
             elif group in timed_out:
                 results[ex_id] = failed(ex_id, "timeout", str(outcome))
             else:
-                results[ex_id] = failed(
-                    ex_id, "error", f"the grader failed on this exercise: {outcome}"
-                )
+                said = failed(ex_id, "error", f"{GRADER_FAILED}{outcome}")
+                results[ex_id] = replace(said, verdict="grader-failed")
     return results

@@ -16,9 +16,10 @@ graded becomes that exercise's result, and the others are graded normally:
 - every string of the result is passed through ``grader.shared.safetext`` once more, so that no
   renderer ever sees unsafe text, whatever a check quoted.
 
-Schema 1 has no status for these verdicts, so they are ``error`` with a fixed message prefix
-(``grader.result.schema.is_tampered``, ``grader.result.schema.grader_failed``): old readers of
-the schema keep working, and the batch dashboard and ``grade``'s exit status read the prefix.
+Schema 1 has no status for these verdicts, so they are ``error`` with the exercise's
+``verdict`` field saying which (``tampered``, ``grader-failed``, ``check-raised``); the
+messages start with the verdict's words for people (``result.TAMPERED``, ...), and old readers
+of the schema keep working. The batch dashboard and ``grade``'s exit status read the field.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from grader.result.schema import (
     TAMPERED,
     CheckResult,
     ExerciseResult,
+    Verdict,
 )
 from grader.shared.safetext import MESSAGE_LIMIT, one_line, safe_text, safe_value
 
@@ -79,15 +81,16 @@ def tampered_message(exercise_id: str, what: str) -> str:
     )
 
 
-def failure_message(exc: BaseException) -> str:
-    """What an exercise's checks say when grading it raised ``exc``: the author's code and
-    line when the exception left from a pack's file (``author_frame``), else the grader's
-    failure."""
+def failure(exc: BaseException) -> tuple[Verdict, str]:
+    """The verdict of an exercise whose grading raised ``exc`` and what its checks say:
+    ``check-raised`` with the author's code and line when the exception left from a pack's
+    file (``author_frame``), else ``grader-failed``."""
     what = f"{type(exc).__name__}: {exc}"
     where = author_frame(exc)
     if where is None:
-        return GRADER_FAILED + one_line(what, 300)
-    return f"{CHECK_RAISED}{where[0]} line {where[1]} raised {one_line(what, 300)}{_advice(exc)}"
+        return "grader-failed", GRADER_FAILED + one_line(what, 300)
+    said = f"{CHECK_RAISED}{where[0]} line {where[1]} raised {one_line(what, 300)}{_advice(exc)}"
+    return "check-raised", said
 
 
 def author_frame(exc: BaseException) -> tuple[str, int] | None:
@@ -121,13 +124,16 @@ def _advice(exc: BaseException) -> str:
     return ""
 
 
-def verdict(exercise: Any, check_points: Any, message: str) -> ExerciseResult:
-    """Exercise ``exercise`` with no points: status error, each check saying ``message``."""
+def verdict(exercise: Any, check_points: Any, message: str, kind: Verdict) -> ExerciseResult:
+    """Exercise ``exercise`` with no points and the verdict ``kind``: status error, each check
+    saying ``message``."""
     try:
-        return unrun_exercise(exercise, "error", message, check_points)
+        return unrun_exercise(exercise, "error", message, check_points, kind)
     except Exception:  # the checks themselves cannot be loaded: one line says it all
         results = [CheckResult(exercise.title, 0.0, exercise.max_score, False, message)]
-    return ExerciseResult(exercise.id, exercise.title, 0.0, exercise.max_score, "error", results)
+    return ExerciseResult(
+        exercise.id, exercise.title, 0.0, exercise.max_score, "error", results, verdict=kind
+    )
 
 
 def clean(result: ExerciseResult) -> ExerciseResult:
@@ -162,14 +168,15 @@ def keeps_going(grade_exercise: Callable[..., ExerciseResult]) -> Callable[..., 
         try:
             return clean(grade_exercise(exercise, *args, **kwargs))
         except Tampered as t:
-            return clean(verdict(exercise, check_points, tampered_message(exercise.id, t.what)))
+            message = tampered_message(exercise.id, t.what)
+            return clean(verdict(exercise, check_points, message, "tampered"))
         except Exception as exc:
-            message = failure_message(exc)
+            kind, message = failure(exc)
             if not log_trace(f"exercise {exercise.id}"):
                 said = (
                     f"internal error while grading {exercise.id}: "
                     f"{message.removeprefix(GRADER_FAILED)} (the other"
-                    if message.startswith(GRADER_FAILED)
+                    if kind == "grader-failed"
                     else f"{message} (while grading {exercise.id}; the other"
                 )
                 print(
@@ -177,6 +184,6 @@ def keeps_going(grade_exercise: Callable[..., ExerciseResult]) -> Callable[..., 
                     "traceback)",
                     file=sys.stderr,
                 )
-            return clean(verdict(exercise, check_points, message))
+            return clean(verdict(exercise, check_points, message, kind))
 
     return run

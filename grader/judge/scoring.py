@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from grader.judge.causes import diagnosis
-from grader.result.schema import CheckResult, ExerciseResult
+from grader.result.schema import CheckResult, ExerciseResult, Status, Verdict
 from grader.shared.packs import resolve
 from grader.shared.registry import BY_ID, Exercise, pack_of
 
@@ -50,26 +50,42 @@ def unrun_checks(checks: list[Check], message: str) -> list[CheckResult]:
 
 
 def finish_exercise(
-    exercise: Exercise, status: str, results: list[CheckResult], scale: float
+    exercise: Exercise,
+    status: Status,
+    results: list[CheckResult],
+    scale: float,
+    verdict: Verdict = "graded",
 ) -> ExerciseResult:
-    """The exercise's result: its checks' weights scaled by ``scale`` and added up, the causes
-    of its failures grouped (``causes.diagnosis``); a ``failed`` exercise all of whose checks
-    passed is ``passed``."""
+    """The exercise's result, with ``verdict``: its checks' weights scaled by ``scale`` and
+    added up, the causes of its failures grouped (``causes.diagnosis``); a ``failed`` exercise
+    all of whose checks passed is ``passed``."""
     for r in results:
         r.points, r.max_points = r.points * scale, r.max_points * scale
     score = round(sum(r.points for r in results), 6)
     if status == "failed" and all(r.passed for r in results):
         status = "passed"
     return ExerciseResult(
-        exercise.id, exercise.title, score, exercise.max_score, status, results, diagnosis(results)
+        exercise.id,
+        exercise.title,
+        score,
+        exercise.max_score,
+        status,
+        results,
+        diagnosis(results),
+        verdict,
     )
 
 
 def unrun_exercise(
-    exercise: Exercise, status: str, reason: str, check_points: Mapping[str, float] | None = None
+    exercise: Exercise,
+    status: Status,
+    reason: str,
+    check_points: Mapping[str, float] | None = None,
+    verdict: Verdict = "graded",
 ) -> ExerciseResult:
-    """The result of an exercise none of whose checks could run, each saying ``reason``."""
+    """The result of an exercise none of whose checks could run, each saying ``reason``, with
+    ``verdict``."""
     checks = checks_for(exercise, check_points)
     return finish_exercise(
-        exercise, status, unrun_checks(checks, reason), points_scale(exercise, checks)
+        exercise, status, unrun_checks(checks, reason), points_scale(exercise, checks), verdict
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -16,6 +17,18 @@ HIDDEN_SEED = -1
 COURSE_SEED_TEXT = "course seed"
 
 Status = Literal["passed", "failed", "error", "timeout", "missing"]
+# Who decided an exercise's result, and so what it means: ``graded`` (the checks judged the
+# student's code, or found nothing to judge: the status says how it went), ``tampered`` (the
+# student's code rewrote the grader: no points), ``grader-failed`` (a bug of ours),
+# ``check-raised`` (a pack's own code, a check or its reference, raised: the author's bug),
+# ``worker-not-started`` (a worker failed before it imported the student's file: the
+# installation). The last three are failures of the grade, not of the answer (``grader_failed``:
+# ``grade`` exits 2). Every decision reads this field, never a message's words.
+Verdict = Literal["graded", "tampered", "grader-failed", "check-raised", "worker-not-started"]
+VERDICTS: tuple[Verdict, ...] = typing.get_args(Verdict)
+GRADE_FAILURES: frozenset[Verdict] = frozenset(
+    {"grader-failed", "check-raised", "worker-not-started"}
+)
 
 
 @dataclass
@@ -44,6 +57,7 @@ class ExerciseResult:
     # The causes of the failing checks, root cause first: [{"key", "cause", "hint", "checks":
     # [names of the checks it breaks]}] (``grader.judge.causes.diagnosis``).
     diagnosis: list[dict] = field(default_factory=list)
+    verdict: Verdict = "graded"
 
 
 @dataclass
@@ -88,29 +102,31 @@ class GradeResult:
 
 
 def from_dict(d: dict) -> GradeResult:
-    """Rebuild a result from its JSON form (for renderers fed a saved ``--json`` file)."""
+    """Rebuild a result from its JSON form (for renderers fed a saved ``--json`` file). A
+    result saved before exercises had a ``verdict`` gets the one its messages said
+    (``legacy_verdict``)."""
     exercises = [
-        ExerciseResult(**{**e, "checks": [CheckResult(**c) for c in e["checks"]]})
+        ExerciseResult(
+            **{**e, "checks": [CheckResult(**c) for c in e["checks"]], "verdict": verdict_of(e)}
+        )
         for e in d["exercises"]
     ]
     fields = {k: v for k, v in d.items() if k not in ("exercises", "schema")}
     return GradeResult(**fields, exercises=exercises, schema=d.get("schema", SCHEMA_VERSION))
 
 
-# --- verdicts that live in the messages (schema 1 has no field for them) --------------------
+# --- the words of the verdicts, for people ------------------------------------------------
+# Each verdict's messages start with its words, so that a reader sees what happened; no code
+# decides from them (the ``verdict`` field says it), except ``legacy_verdict`` reading a result
+# saved before the field existed.
 
-# An exercise whose worker caught student code rewriting the grader: status "error", no
-# points, and every check's message starts with this.
+# ``tampered``: status "error", no points, and every check's message starts with this.
 TAMPERED = "tampered: "
-# An exercise the grader itself failed on (a bug of ours): status "error", and every check's
-# message starts with this.
+# ``grader-failed``: status "error", and every check's message starts with this.
 GRADER_FAILED = "the grader failed on this exercise: "
-# An exercise whose pack's own code (a check, its reference) raised: the author's failure, not
-# the student's, and a failure of the grade as the grader's is ("your check <file> line N
-# raised <Type>: <message>").
+# ``check-raised``: "your check <file> line N raised <Type>: <message>".
 CHECK_RAISED = "your check "
-# An exercise whose worker could not be started or set up (before the student's file was
-# imported): a failure of the grader too, told in its own words.
+# ``worker-not-started``: told in its own words.
 WORKER_NOT_STARTED = "the grader could not start a worker: "
 # A check failed because the answer is not written yet: the student's code raised
 # NotImplementedError (a stub), or a value is still the stub's empty placeholder (then the
@@ -118,19 +134,43 @@ WORKER_NOT_STARTED = "the grader could not start a worker: "
 NOT_DONE = "not done yet"
 STUB_PLACEHOLDER = ", as in the stub"
 
+_LEGACY_WORDS: tuple[tuple[str, Verdict], ...] = (
+    (TAMPERED, "tampered"),
+    (GRADER_FAILED, "grader-failed"),
+    (WORKER_NOT_STARTED, "worker-not-started"),
+    (CHECK_RAISED, "check-raised"),
+)
 
-def _messages(exercise: ExerciseResult | dict) -> list[str]:
-    checks = exercise["checks"] if isinstance(exercise, dict) else exercise.checks
-    return [c["message"] if isinstance(c, dict) else c.message for c in checks]
+
+def legacy_verdict(messages: typing.Iterable[str]) -> Verdict:
+    """The verdict of an exercise saved before results had the field, read from its checks'
+    messages as the grader of then did (the first words of any message); ``graded`` otherwise.
+    Only for old saved results: a result made now carries its verdict."""
+    messages = list(messages)
+    for words, verdict in _LEGACY_WORDS:
+        if any(m.startswith(words) for m in messages):
+            return verdict
+    return "graded"
+
+
+def verdict_of(exercise: ExerciseResult | dict) -> Verdict:
+    """The exercise's verdict; on the JSON form of a result saved without the field, the one
+    its messages said (``legacy_verdict``). An unknown value is ``grader-failed``: a result
+    this grader cannot read is not a grade."""
+    if isinstance(exercise, ExerciseResult):
+        return exercise.verdict
+    if "verdict" not in exercise:
+        return legacy_verdict(c["message"] for c in exercise["checks"])
+    found = exercise["verdict"]
+    return found if found in VERDICTS else "grader-failed"
 
 
 def is_tampered(exercise: ExerciseResult | dict) -> bool:
     """Whether the exercise got the ``tampered`` verdict (works on the JSON form too)."""
-    return any(m.startswith(TAMPERED) for m in _messages(exercise))
+    return verdict_of(exercise) == "tampered"
 
 
 def grader_failed(exercise: ExerciseResult | dict) -> bool:
     """Whether the grader itself, or the pack's own code, failed on the exercise (works on the
     JSON form too)."""
-    said = (GRADER_FAILED, WORKER_NOT_STARTED, CHECK_RAISED)
-    return any(m.startswith(said) for m in _messages(exercise))
+    return verdict_of(exercise) in GRADE_FAILURES
