@@ -188,10 +188,14 @@ def test_a_wrapper_whose_heads_softmax_over_the_wrong_dimension_is_named_by_its_
     (result,) = grade_folder(folder, ["3.2"]).exercises
     (check,) = [c for c in result.checks if c.name.startswith("it computes what")]
     assert not check.passed
-    assert check.message.startswith(
-        "the first difference is inside heads[0] (CausalAttention): it gives "
+    # Its parts agree, so the book's forward is replayed with one step changed: the softmax over
+    # the queries is the one that gives this answer's output, and it is the cause.
+    assert check.cause["text"] == (
+        "inside heads[0] (CausalAttention), its softmax normalizes each column (over the "
+        "queries, dim=1) instead of each row (over the keys, dim=-1)"
     )
-    assert "difference is in its own forward" in check.message
+    assert "dim=-1" in check.cause["hint"]
+    assert result.diagnosis[0]["key"] == check.cause["key"]
 
 
 def test_only_the_failures_a_report_shows_are_localized(tmp_path, monkeypatch):

@@ -131,13 +131,15 @@ def wrong_count(
         return CheckFailed(f"{message} ({said})", IGNORES_CFG, cause=cause)
     off = got - expected
     for offset, why, mistake in mistakes:
-        if off == offset:
-            return CheckFailed(f"{message} (off by {off:+,}: {why})", hints.count(mistake))
+        if off == offset:  # one cause for every count off by the same known term
+            said = f"{message} (off by {off:+,}: {why})"
+            return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
     if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
         return CheckFailed(message, hints.count("inexact"))
     said = explain(off, found()) if found is not None else None
     if said is not None:
-        return CheckFailed(f"{message} (off by {off:+,}: {said[0]})", said[1])
+        text = f"{message} (off by {off:+,}: {said[0]})"
+        return CheckFailed(text, said[1], cause=Cause(f"{said[1]}:{said[0]}", text))
     return CheckFailed(message, hints.count())
 
 

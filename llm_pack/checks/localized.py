@@ -89,7 +89,9 @@ def cause_of(found: Difference, part: nn.Module) -> Cause:
             text = f"inside {found.where()}, {variant.text}"
             return Cause(f"forward:{found.reference}:{variant.key}", text, variant.hint, PART)
     hint = PART_HINTS.get(found.cls, "") if not found.own_forward else ""
-    return Cause(f"part:{found.name}:{found.cls}", found.sentence(), hint, PART)
+    # By class: a class computes the same wherever it is used (each block, a block alone).
+    where = "own-forward" if found.own_forward else "output"
+    return Cause(f"part:{found.cls}:{where}", found.sentence(), hint, PART)
 
 
 def reported() -> bool:
@@ -127,10 +129,12 @@ def localized(
         if located is None:
             raise
         found, part = located
-        # The same exception, its message and kind changed: whatever else it carries stays.
-        failed.args = (f"{found.sentence()}\n{failed}",)
-        # One cause for every check that finds its first difference in the same part.
+        # One cause for every check that finds its first difference in the same part; the same
+        # exception, its message and kind changed: whatever else it carries stays. The sentence
+        # of the difference leads the message unless the cause says more (a changed step).
         failed.cause = cause_of(found, part)
+        if not failed.cause.key.startswith("forward:"):
+            failed.args = (f"{found.sentence()}\n{failed}",)
         if not found.own_forward or failed.cause.key.startswith("forward:"):
             failed.kind = LOCATED
         raise
