@@ -17,16 +17,17 @@ submission's workers while the judge is still importing torch; ``grade`` then ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+import dataclasses
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.intake.files import file_problems
 from grader.intake.submission import Submission, SubmissionError
-from grader.judge.seeds import Seed
+from grader.judge.request import Request
 from grader.protocol.limits import Limits
 from grader.result.schema import GradeResult
 from grader.shared import timing
+from grader.shared.course import using
 
 __all__ = [
     "Request",
@@ -40,25 +41,6 @@ __all__ = [
     "refuse",
     "visible",
 ]
-
-
-@dataclass(frozen=True)
-class Request:
-    """What to grade and how: the same fields mean the same thing for every front end."""
-
-    seed: Seed
-    exercises: Sequence[str] | None = None  # None: every exercise
-    max_examples: int | None = None
-    limits: Limits | None = None
-    max_scores: Mapping[str, float] | None = None
-    check_points: Mapping[str, Mapping[str, float]] | None = None
-    processes: int | None = None  # judge processes for the exercises (a batch's judge: 1)
-    start: object | None = None  # a worker starter (grader.judge.launch); None: the default
-    scratch_in: Path | None = None  # where the workers' folders go (default: the temp folder)
-    overlap: bool = False  # start the workers while torch is imported (``grade``'s cold start)
-    # told each step of the judging, ``progress(kind, **record)`` (``grader.judge.engine``):
-    # a batch notes them, to say where a judge past its deadline stopped
-    progress: Callable[..., None] | None = None
 
 
 # --- take in, then refuse ------------------------------------------------------------------
@@ -108,8 +90,15 @@ def open_cells(inputs: Sequence[str], name: str) -> Submission:
 
 
 def judge(submission: Submission, request: Request) -> GradeResult:
-    """Run the checks (``grader.judge.engine.grade``; never raises for anything the submission
-    does). With ``overlap``, the workers start while torch is being imported."""
+    """Run the checks (``grader.judge.engine.grade_request``; never raises for anything the
+    submission does), for the request's course: this process's while it judges. With
+    ``overlap``, the workers start while torch is being imported."""
+    course = request.the_course()
+    with using(course):
+        return _judge(submission, dataclasses.replace(request, course=course))
+
+
+def _judge(submission: Submission, request: Request) -> GradeResult:
     early, start = None, _start(request)
     if request.overlap:
         from grader.judge.early import EarlyWorkers
@@ -119,27 +108,14 @@ def judge(submission: Submission, request: Request) -> GradeResult:
         from grader.judge.ready import ready_to_judge
 
         ready_to_judge(_ids(request))
-        from grader.judge.engine import grade
+        from grader.judge.engine import grade_request
 
         timing.mark("imports")
     except BaseException:
         if early is not None:
             early.discard()
         raise
-    return grade(
-        submission,
-        _ids(request),
-        seed=request.seed.value,
-        max_examples=request.max_examples,
-        limits=request.limits,
-        start=start,
-        max_scores=request.max_scores,
-        check_points=request.check_points,
-        processes=request.processes,
-        early=early,
-        scratch_in=request.scratch_in,
-        progress=request.progress,
-    )
+    return grade_request(submission, dataclasses.replace(request, start=start), early)
 
 
 def visible(result: GradeResult, request: Request) -> GradeResult:
@@ -160,31 +136,30 @@ def finish(submission: Submission, request: Request) -> GradeResult:
 def not_graded(name: str, request: Request, reason: str) -> GradeResult:
     """The result of a submission that could not be taken in: every exercise ``error``, each
     check saying "not graded: ``reason``". Nothing is judged and no worker starts."""
-    import dataclasses
-
     import torch  # loaded already where a batch's judge calls this
 
     from grader.judge.scoring import unrun_exercise
-    from grader.shared.registry import select
     from grader.shared.safetext import safe_name
     from grader.shared.version import __version__
 
     max_scores, check_points = request.max_scores or {}, request.check_points or {}
-    exercises = [
-        unrun_exercise(
-            dataclasses.replace(ex, max_score=max_scores.get(ex.id, ex.max_score)),
-            "error",
-            f"not graded: {reason}",
-            check_points.get(ex.id),
-        )
-        for ex in select(_ids(request))
-    ]
+    course = request.the_course()
+    with using(course):  # an exercise's checks are found through its pack
+        exercises = [
+            unrun_exercise(
+                dataclasses.replace(ex, max_score=max_scores.get(ex.id, ex.max_score)),
+                "error",
+                f"not graded: {reason}",
+                check_points.get(ex.id),
+            )
+            for ex in course.select(_ids(request))
+        ]
     result = GradeResult(
         submission=safe_name(name),
         score=0.0,
         max_score=sum(e.max_score for e in exercises),
         grader_version=__version__,
-        torch_version=str(torch.__version__),  # as grader.judge.engine.grade writes it
+        torch_version=str(torch.__version__),  # as grader.judge.engine writes it
         seed=request.seed.value,
         duration_s=0.0,
         exercises=exercises,

@@ -146,18 +146,21 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(autouse=True)
 def _packs_in_use_stay():
-    """A test that chooses a pack (``grader.shared.packs.choose``, which sets ``GRADER_PACK``)
-    must put it back: the packs in use are the whole process's, and every later test in it
-    would grade another pack's exercises. Restored, and the test fails saying so."""
-    before = os.environ.get("GRADER_PACK")
+    """A test that changes the course (``grader.shared.course.use``, ``choose``) or sets
+    ``GRADER_PACK`` must put it back (``course.using`` does): the course is the whole
+    process's, and every later test in it would grade another pack's exercises. Restored, and
+    the test fails saying so."""
+    from grader.shared import course
+
+    before, course_before = os.environ.get("GRADER_PACK"), course.current()
     yield
-    after = os.environ.get("GRADER_PACK")
+    after, course_after = os.environ.get("GRADER_PACK"), course.current()
     if after != before:
         if before is None:
             os.environ.pop("GRADER_PACK", None)
         else:
             os.environ["GRADER_PACK"] = before
-        from grader.shared import packs
-
-        packs.packs.cache_clear()
         pytest.fail(f"the test left GRADER_PACK={after!r} (it was {before!r})")
+    if course_after != course_before:
+        course.use(course_before)
+        pytest.fail(f"the test left the course {course_after.choice!r} in use")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import grader.commands.cli
-from grader.shared.packs import packs
+from grader.shared.course import packs
 from grader.worker import judgeonly
 
 SOLUTION = Path(__file__).parent / "submissions" / "solution"

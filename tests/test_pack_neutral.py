@@ -31,7 +31,8 @@ from pathlib import Path
 
 from support import ROOT
 
-from grader.shared.packs import Pack, PackError, packs, read_pack
+from grader.shared.course import packs
+from grader.shared.packs import Pack, PackError, read_pack
 
 GRADER = ROOT / "grader"
 FIRST_PACK = ROOT / "llm_pack"

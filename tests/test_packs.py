@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.shared import packs, registry
+from grader.shared import course, packs, registry
 from grader.shared.packs import PackError, read_pack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,19 +92,16 @@ def answer(folder: Path, body: str) -> Path:
 
 @pytest.fixture
 def chosen(monkeypatch):
-    """Leaves the packs in use as they were: no pack chosen at the start, and afterwards the
-    environment, ``sys.path`` and the packs read as before (``packs.choose`` changes all
-    three for every later test of this process otherwise)."""
-    monkeypatch.setenv(packs.CHOSEN, "")  # remembered as it was, restored at the end
-    monkeypatch.delenv(packs.CHOSEN)
+    """Leaves the course as it was: every installed pack at the start, and afterwards the
+    course and ``sys.path`` as before (``course.choose`` changes both for every later test of
+    this process otherwise)."""
     monkeypatch.setattr(sys, "path", list(sys.path))
-    packs.packs.cache_clear()
-    yield
-    packs.packs.cache_clear()
+    with course.using(course.resolve("")):
+        yield
 
 
 def test_the_first_pack_is_installed_and_declares_its_exercises(chosen):
-    (first,) = packs.packs()
+    (first,) = course.packs()
     assert first.name == "llm-ch3-4"
     assert [e.id for e in registry.EXERCISES] == [e.id for e in first.exercises]
     assert all(e.pack == first.name for e in first.exercises)
@@ -144,23 +141,26 @@ def test_a_folder_without_pack_toml_is_not_a_pack(tmp_path):
 
 def test_a_chosen_folder_replaces_the_installed_packs_and_is_importable(tmp_path, chosen):
     pkg = write_pack(tmp_path / "course", solution="../solution")
-    packs.choose(str(pkg))
-    assert os.environ[packs.CHOSEN] == str(pkg)
+    before = dict(os.environ)
+    course.choose(str(pkg))
+    assert course.current().choice == str(pkg.resolve())
+    assert dict(os.environ) == before  # children are handed it: course.child_environment
+    assert course.child_environment()[packs.CHOSEN] == str(pkg.resolve())
     assert [e.id for e in registry.EXERCISES] == ["9.1"]
     assert registry.BY_ID["9.1"].checks == "tinypack.checks:CHECKS"
     assert str(pkg.parent) in sys.path  # its modules import, here and in every worker
-    assert packs.packs()[0].path("solution") == (tmp_path / "course" / "solution").resolve()
+    assert course.packs()[0].path("solution") == (tmp_path / "course" / "solution").resolve()
 
 
 def test_an_unknown_pack_name_is_refused_and_the_packs_in_use_stay(chosen):
     with pytest.raises(PackError, match="no exercise pack named 'nope'"):
-        packs.choose("nope")
+        course.choose("nope")
     assert packs.CHOSEN not in os.environ
-    assert [p.name for p in packs.packs()] == ["llm-ch3-4"]
+    assert [p.name for p in course.packs()] == ["llm-ch3-4"]
 
 
 def test_an_installed_pack_is_chosen_by_name(chosen):
-    packs.choose("llm-ch3-4")
+    course.choose("llm-ch3-4")
     assert len(registry.EXERCISES) == len(read_pack(ROOT / "llm_pack").exercises)
 
 
@@ -212,3 +212,31 @@ def test_entry_points_are_those_importlib_metadata_finds(group):
     from importlib.metadata import entry_points
 
     assert packs.entry_points(group) == sorted((e.name, e.value) for e in entry_points(group=group))
+
+
+def test_two_courses_one_after_the_other_in_one_process(tmp_path, chosen):
+    """The course is a value: graded for one course, then for another, in one process, a
+    submission gets each course's own exercises, the environment is never touched (nothing
+    leaks into a later test), and each course is handed to its workers."""
+    from grader import pipeline
+    from grader.judge.seeds import PUBLIC_SEED, Seed
+
+    first = course.resolve(str(write_pack(tmp_path / "a", "packa", "8.1")))
+    second = course.resolve(str(write_pack(tmp_path / "b", "packb", "9.1")))
+    right = answer(tmp_path / "right", "def double(xs):\n    return [x + x for x in xs]\n")
+    environ, in_use = dict(os.environ), course.current()
+    graded = {}
+    for each in (first, second, first):
+        with course.using(each):  # the intake reads the course's files
+            submission = pipeline.open_path(right)
+            assert course.child_environment()[packs.CHOSEN] == each.choice
+        request = pipeline.Request(seed=Seed(PUBLIC_SEED, "public"), course=each)
+        result = pipeline.finish(submission, request)  # the request carries the course
+        graded.setdefault(each.choice, []).append(result)
+        assert dict(os.environ) == environ and course.current() is in_use
+        skipped = pipeline.not_graded("x", request, "a reason")
+        assert [e.id for e in skipped.exercises] == [each.exercises[0].id]
+    for each, ex_id in ((first, "8.1"), (second, "9.1")):
+        for result in graded[each.choice]:
+            assert [e.id for e in result.exercises] == [ex_id]
+            assert result.score == result.max_score == 4, result.exercises[0].checks

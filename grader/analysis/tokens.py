@@ -33,7 +33,7 @@ from functools import cache
 from pathlib import Path
 
 from grader.shared import safeparse
-from grader.shared.packs import packs
+from grader.shared.course import packs
 from grader.shared.registry import EXERCISES
 
 VARIABLE = "V"

@@ -128,7 +128,7 @@ def pack_hash(folder: Path) -> str:
 
 def packs_used(exercises: tuple[str, ...]) -> dict[str, str]:
     """The packs that declare ``exercises``: name -> ``pack_hash`` of its folder."""
-    from grader.shared.packs import packs
+    from grader.shared.course import packs
 
     wanted = set(exercises)
     return {

@@ -48,8 +48,11 @@ def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list
     """The context to start ``judges`` judge processes with, the arguments of their ``init``,
     and the channels to the fork server started for them here, one per judge (``let_go`` and
     ``reap`` are the caller's)."""
-    if not can_fork():
-        return multiprocessing.get_context("spawn"), (sandbox, os.getpid()), []
+    if not can_fork():  # a fresh interpreter is told the course (a fork inherits it)
+        from grader.shared.course import current
+
+        spawn = multiprocessing.get_context("spawn")
+        return spawn, (sandbox, os.getpid(), None, None, current().choice), []
     from grader.judge.launch.starter import supported
 
     servers: list[ForkServer] = []
@@ -75,9 +78,17 @@ def judge_processes(sandbox: str, judges: int) -> tuple[BaseContext, tuple, list
 
 
 def init(
-    sandbox: str, parent: int, servers: list[ForkServer] | None = None, slots: Any = None
+    sandbox: str,
+    parent: int,
+    servers: list[ForkServer] | None = None,
+    slots: Any = None,
+    course: str | None = None,
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+    if course is not None:  # a spawned judge: the batch's course (``Course.choice``)
+        from grader.shared.course import choose
+
+        choose(course)
     os.environ.setdefault(*THREADS)
     if servers:
         from grader.judge.launch.starter import take_over_default_server

@@ -76,7 +76,8 @@ def parser() -> argparse.ArgumentParser:
 def chosen_pack(path: Path):
     """The pack at ``path`` (its folder, or its pack.toml), chosen for this process and every
     one it starts; a ``UsageError`` in one line when it is none."""
-    from grader.shared.packs import FILE, PackError, choose, packs
+    from grader.shared.course import choose
+    from grader.shared.packs import FILE, PackError
 
     if path.name == FILE and path.is_file():
         path = path.parent
@@ -87,8 +88,7 @@ def chosen_pack(path: Path):
     if not (path / FILE).is_file():
         raise UsageError(f"{path}: not an exercise pack (no {FILE} in it)")
     try:
-        choose(str(path))
-        (pack,) = packs()
+        (pack,) = choose(str(path)).packs
     except PackError as exc:
         raise UsageError(str(exc)) from None
     return pack

@@ -12,7 +12,6 @@ Exit status: 0 when the files were written, 2 on a usage error (nothing is writt
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from grader.commands.options import EXIT_PASSED
@@ -68,11 +67,12 @@ def parser() -> argparse.ArgumentParser:
 def pack_folder(given: Path | None) -> tuple[Path, str]:
     """The pack's folder and how it was chosen (see ``WHICH_PACK``)."""
     from grader.authoring.scaffold import DEFAULT_PACK
-    from grader.shared.packs import CHOSEN, FILE
+    from grader.shared.course import chosen_in_environment
+    from grader.shared.packs import FILE
 
     if given is not None:
         return given, "--pack"
-    chosen = os.environ.get(CHOSEN, "")
+    chosen = chosen_in_environment()
     if chosen and Path(chosen).is_dir():
         return Path(chosen), "--pack"
     if Path(FILE).is_file():

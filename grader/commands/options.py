@@ -36,10 +36,11 @@ def add_exercise_option(p: argparse.ArgumentParser, help: str | None = None) -> 
 
 def take_pack_option(argv: list[str]) -> list[str]:
     """``argv`` without ``--pack NAME|FOLDER`` (allowed before or after any command), whose
-    pack is chosen for this process and every one it starts (``grader.shared.packs.choose``).
+    pack is this process's course, handed to every process it starts (``grader.shared.course``).
     Raises ``UsageError`` when the pack cannot be used."""
+    from grader.shared.course import choose
     from grader.shared.errors import UsageError
-    from grader.shared.packs import PackError, choose
+    from grader.shared.packs import PackError
 
     rest, chosen, i = [], None, 0
     while i < len(argv):

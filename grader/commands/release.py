@@ -10,8 +10,8 @@ from pathlib import Path
 from grader.commands.options import EXIT_PASSED
 from grader.editions import text as edition_text
 from grader.editions.release import build_release, git_init
+from grader.shared.course import packs as packs_in_use
 from grader.shared.errors import UsageError
-from grader.shared.packs import packs as packs_in_use
 
 
 def parser() -> argparse.ArgumentParser:

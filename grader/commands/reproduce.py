@@ -12,7 +12,8 @@ from pathlib import Path
 from types import ModuleType
 
 from grader import pipeline
-from grader.shared.packs import FILE, choose
+from grader.shared.course import choose
+from grader.shared.packs import FILE
 from grader.worker.serve import load_student_module
 
 

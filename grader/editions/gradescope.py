@@ -37,7 +37,7 @@ SETTINGS = "bundle.json"  # grading options chosen when the bundle was built
 
 def warm_modules() -> list[str]:
     """What ``setup.sh`` imports once: every pack's package and the modules its workers load."""
-    from grader.shared.packs import packs
+    from grader.shared.course import packs
 
     return list(dict.fromkeys(m for p in packs() for m in (p.package, *p.worker)))
 

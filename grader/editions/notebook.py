@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 from grader.editions import text as edition_text
 from grader.intake.cells import TAG_PREFIX
+from grader.shared.course import packs as packs_in_use
 from grader.shared.errors import UsageError
 from grader.shared.packs import Pack
-from grader.shared.packs import packs as packs_in_use
 from grader.shared.registry import EXERCISES, Exercise, pack_of
 
 if TYPE_CHECKING:

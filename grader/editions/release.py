@@ -26,9 +26,9 @@ from pathlib import Path
 from grader.editions import text as edition_text
 from grader.editions.leaks import SolutionLeaked
 from grader.shared import tomlread
+from grader.shared.course import packs as packs_in_use
 from grader.shared.errors import UsageError
 from grader.shared.packs import FILE, Pack, PackError, read_pack
-from grader.shared.packs import packs as packs_in_use
 
 PACKAGES = ("grader",)  # the grader's own packages, copied from the project
 STUBS = "exercises"  # the student's folder: of a submission, and of the edition

@@ -7,6 +7,7 @@ makes every comparison; student code runs only in the workers (DESIGN §5).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 import tempfile
 import time
@@ -21,6 +22,7 @@ from grader.judge.early import EarlyWorkers
 from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
 from grader.judge.launch.starter import default_starter
 from grader.judge.properties import explain_student_error, run_check
+from grader.judge.request import Request
 from grader.judge.resilience import keeps_going
 from grader.judge.scoring import (
     checks_for,
@@ -29,11 +31,11 @@ from grader.judge.scoring import (
     unrun_checks,
     unrun_exercise,
 )
-from grader.judge.seeds import PUBLIC_SEED
+from grader.judge.seeds import PUBLIC_SEED, Seed
 from grader.protocol.limits import Limits
 from grader.result.schema import WORKER_NOT_STARTED, CheckResult, ExerciseResult, GradeResult
 from grader.shared import timing
-from grader.shared.registry import Exercise, select
+from grader.shared.registry import Exercise
 from grader.shared.version import __version__
 
 
@@ -146,7 +148,29 @@ def grade(
     scratch_in: Path | None = None,
     progress: Callable[..., None] | None = None,
 ) -> GradeResult:
-    """Grade ``submission``; never raises for anything the submission does.
+    """``grade_request`` with the request's fields as arguments (for the seed, its value), for
+    this process's course."""
+    source = "public" if seed == PUBLIC_SEED else "--seed"
+    request = Request(
+        Seed(seed, source),
+        exercise_ids,
+        max_examples,
+        limits,
+        max_scores,
+        check_points,
+        processes,
+        start,
+        scratch_in,
+        progress=progress,
+    )
+    return grade_request(submission, request, early)
+
+
+def grade_request(
+    submission: Submission, request: Request, early: EarlyWorkers | None = None
+) -> GradeResult:
+    """Grade ``submission`` as ``request`` asks, for its course; never raises for anything the
+    submission does.
 
     ``max_scores`` (exercise id -> points) and ``check_points`` (exercise id -> check name ->
     weight) override the defaults, as ``grading.toml`` asks; weights are scaled to max_score.
@@ -158,21 +182,29 @@ def grade(
     each exercise begun (``"exercise"``, its id) and finished (``"done"``, its result), and each
     check begun and its result (``grade_exercise``); it must not raise.
     """
-    limits = limits or Limits()
-    start = start or default_starter()
+    course = request.the_course()
+    start = request.start or default_starter()
     began = time.monotonic()
+    max_scores = request.max_scores or {}
     exercises = [
-        dataclasses.replace(e, max_score=max_scores[e.id]) if e.id in (max_scores or {}) else e
-        for e in select(exercise_ids)
+        dataclasses.replace(e, max_score=max_scores[e.id]) if e.id in max_scores else e
+        for e in course.select(list(request.exercises) if request.exercises else None)
     ]
-    check_points = check_points or {}
-    processes = processes or parallel.processes()
+    processes = request.processes or parallel.processes()
     jobs = sum(ex.id in submission.files for ex in exercises)
-    limits = parallel.worker_limits(limits, jobs, processes)
+    request = dataclasses.replace(  # as this grade runs it: every field a value
+        request,
+        limits=parallel.worker_limits(request.limits or Limits(), jobs, processes),
+        check_points=request.check_points or {},
+        processes=processes,
+        course=course,
+    )
+    limits = request.limits
+    assert limits is not None
     if early is not None:
         workers, scratch = early.take()
     else:
-        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-", dir=scratch_in)), {}
+        scratch, workers = Path(tempfile.mkdtemp(prefix="grade-", dir=request.scratch_in)), {}
     try:
         # Start every worker first so that their imports overlap with each other's checks.
         for ex in exercises:
@@ -181,23 +213,12 @@ def grade(
                     ex.id, submission.files[ex.id], submission.root, limits, scratch
                 )
         timing.mark("workers_started")
-        results = _grade_all(
-            exercises,
-            workers,
-            seed,
-            max_examples,
-            limits,
-            check_points,
-            processes,
-            submission.problems,
-            snippets.not_found(submission.absent),  # a notebook's missing exercises, in its words
-            progress,
-        )
+        results = _grade_all(request, exercises, workers, submission)
     finally:
         for w in workers.values():
             w.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    snippets.point_at(results, submission.shown_as)
+    snippets.point_at(results, submission.shown_as, course.choice)
     snippets.in_cells(results, submission.places)  # a notebook's lines: its cells'
     return GradeResult(
         submission=submission.name,
@@ -205,86 +226,129 @@ def grade(
         max_score=sum(r.max_score for r in results),
         grader_version=__version__,
         torch_version=str(torch.__version__),  # a plain str: a TorchVersion unpickles with torch
-        seed=seed,
+        seed=request.seed.value,
         duration_s=round(time.monotonic() - began, 3),
         exercises=results,
     )
 
 
+# One exercise graded, as ``_grade_all`` binds it: exercise -> its result.
+GradeOne = Callable[[Exercise], ExerciseResult]
+
+
 def _grade_all(
+    request: Request,
     exercises: list[Exercise],
     workers: dict[str, WorkerHandle],
-    seed: int,
-    max_examples: int | None,
-    limits: Limits,
-    check_points: Mapping[str, Mapping[str, float]],
-    processes: int,
+    submission: Submission,
+) -> list[ExerciseResult]:
+    """Each exercise's result, in course order, from the runner chosen once: ``_forked`` when
+    ``_may_fork``, else ``_serial``. ``request`` is the one ``grade_request`` runs (its limits
+    the workers', its processes a number). A file the submission set aside (a symbolic link,
+    not text) is an error that says why; a missing exercise of a notebook is said in its
+    words (``snippets.not_found``)."""
+    one: GradeOne = functools.partial(
+        _grade_one,
+        request=request,
+        workers=workers,
+        set_aside=submission.problems,
+        not_found=snippets.not_found(submission.absent),
+    )
+    costs = {ex.id: ex.cost for ex in exercises if ex.id in workers}
+    groups = parallel.balanced_groups(costs, request.processes or 1)
+    if _may_fork(groups, workers, request.processes or 1):
+        done = _forked(one, request, exercises, workers, groups)
+    else:
+        done = _serial(one, exercises)
+    return [done[ex.id] for ex in exercises]
+
+
+def _grade_one(
+    ex: Exercise,
+    *,
+    request: Request,
+    workers: Mapping[str, WorkerHandle],
     set_aside: Mapping[str, str],
     not_found: Mapping[str, str],
-    progress: Callable[..., None] | None = None,
-) -> list[ExerciseResult]:
-    """Each exercise's result, in course order: in forked judge processes when more than one
-    exercise has a worker, every worker can be watched from any process (fork-server workers)
-    and this process runs no other thread (``parallel.alone``), else one after the other. A file
-    ``set_aside`` (a symbolic link, not text) is an error that says why; a missing exercise
-    in ``not_found`` is said in those words."""
+) -> ExerciseResult:
+    """``ex``'s result: set aside, missing (no worker) or graded by its worker, which is closed
+    after; ``request.progress`` is told the exercise begun and done."""
+    check_points = (request.check_points or {}).get(ex.id)
+    if (reason := set_aside.get(ex.id)) is not None:
+        return unrun_exercise(ex, "error", f"not graded: {reason}", check_points)
+    worker, progress = workers.get(ex.id), request.progress
+    assert request.limits is not None
+    try:
+        if progress is not None:
+            progress("exercise", id=ex.id)
+        with timing.exercise(ex.id):
+            result = grade_exercise(
+                ex,
+                worker,
+                request.seed.value,
+                request.max_examples,
+                request.limits,
+                check_points,
+                not_found=not_found.get(ex.id),
+                progress=progress,
+            )
+        if progress is not None:
+            progress("done", result=result)
+        return result
+    finally:
+        if worker is not None:
+            worker.close()
 
-    def job(ex: Exercise) -> Callable[[], ExerciseResult]:
-        def run() -> ExerciseResult:
-            if (reason := set_aside.get(ex.id)) is not None:
-                return unrun_exercise(ex, "error", f"not graded: {reason}", check_points.get(ex.id))
-            worker = workers.get(ex.id)
-            try:
-                if progress is not None:
-                    progress("exercise", id=ex.id)
-                with timing.exercise(ex.id):
-                    result = grade_exercise(
-                        ex,
-                        worker,
-                        seed,
-                        max_examples,
-                        limits,
-                        check_points.get(ex.id),
-                        not_found=not_found.get(ex.id),
-                        progress=progress,
-                    )
-                if progress is not None:
-                    progress("done", result=result)
-                return result
-            finally:
-                if worker is not None:
-                    worker.close()
 
-        return run
+def _may_fork(groups: list[list[str]], workers: Mapping[str, WorkerHandle], processes: int) -> bool:
+    """Whether the exercises with a worker are graded in forked judge processes: forked judges
+    are also the watchdog of a grade (``parallel.run_forked`` kills one past its deadline), so a
+    single exercise is forked too, unless the caller's own processes fill the cores (a batch's
+    judges, watched by the batch); only workers that any process can watch (fork-server
+    workers, no ``Popen``); never beside another thread (pytest's, a library's)."""
+    return (
+        (len(groups) > 1 or (bool(groups) and processes > 1))
+        and all(workers[ex_id].process is None for group in groups for ex_id in group)
+        and parallel.alone()
+    )
 
+
+def _serial(one: GradeOne, exercises: list[Exercise]) -> dict[str, ExerciseResult]:
+    """The runner in this process: each exercise graded after the other, in course order."""
+    return {ex.id: one(ex) for ex in exercises}
+
+
+def _forked(
+    one: GradeOne,
+    request: Request,
+    exercises: list[Exercise],
+    workers: dict[str, WorkerHandle],
+    groups: list[list[str]],
+) -> dict[str, ExerciseResult]:
+    """The forked runner: each group of exercises with a worker graded in a judge process of
+    its own (``parallel.run_forked``: a child that dies or overruns the deadline is an
+    ``error`` or ``timeout`` of its exercises), then, here, in course order, those without a
+    worker (missing or set aside: nothing to run)."""
     chosen = {ex.id: ex for ex in exercises}
-    forkable = [ex.id for ex in exercises if ex.id in workers]
-    groups = parallel.balanced_groups({ex_id: chosen[ex_id].cost for ex_id in forkable}, processes)
-    done: dict[str, ExerciseResult] = {}
-    # Forked judges are also the watchdog of a grade: run_forked kills one past its deadline.
-    # A single exercise is forked too, unless the caller's own processes fill the cores (a
-    # batch's judges, watched by the batch).
-    if (
-        (len(groups) > 1 or (groups and processes > 1))
-        and all(workers[ex_id].process is None for ex_id in forkable)
-        and parallel.alone()  # never a fork beside another thread (pytest's, a library's)
-    ):
-        names = {f"group{i}": group for i, group in enumerate(groups)}
-        done = parallel.run_forked(
-            {
-                name: lambda group=group: [job(chosen[e])() for e in group]
-                for name, group in names.items()
-            },
-            {
-                name: tuple(fd for e in group for fd in workers[e].fds())
-                for name, group in names.items()
-            },
-            names,
-            limits.import_timeout_s + limits.exercise_budget_s * len(exercises) + parallel.GRACE_S,
-            lambda ex_id, status, reason: unrun_exercise(
-                chosen[ex_id], status, reason, check_points.get(ex_id)
-            ),
-        )
-        for ex_id in done:
-            workers[ex_id].release()
-    return [done[ex.id] if ex.id in done else job(ex)() for ex in exercises]
+    limits, check_points = request.limits, request.check_points or {}
+    assert limits is not None
+    names = {f"group{i}": group for i, group in enumerate(groups)}
+    done = parallel.run_forked(
+        {
+            name: lambda group=group: list(_serial(one, [chosen[e] for e in group]).values())
+            for name, group in names.items()
+        },
+        {
+            name: tuple(fd for e in group for fd in workers[e].fds())
+            for name, group in names.items()
+        },
+        names,
+        limits.import_timeout_s + limits.exercise_budget_s * len(exercises) + parallel.GRACE_S,
+        lambda ex_id, status, reason: unrun_exercise(
+            chosen[ex_id], status, reason, check_points.get(ex_id)
+        ),
+    )
+    for ex_id in done:
+        workers[ex_id].release()
+    done.update(_serial(one, [ex for ex in exercises if ex.id not in done]))
+    return done

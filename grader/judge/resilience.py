@@ -97,7 +97,8 @@ def author_frame(exc: BaseException) -> tuple[str, int] | None:
     """The last frame of ``exc``'s traceback inside the folder of a pack in use (its checks,
     its reference), as ``(file from the pack's parent folder, line)``; None when it never ran
     there (a failure of the grader's own)."""
-    from grader.shared.packs import PackError, packs
+    from grader.shared.course import packs
+    from grader.shared.packs import PackError
 
     try:
         folders = [p.folder.resolve() for p in packs()]

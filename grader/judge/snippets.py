@@ -12,14 +12,13 @@ that folder's pack the one in use (``grader.commands.reproduce.use_pack``): past
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from grader.intake.submission import Places
 from grader.result.schema import NOT_DONE, ExerciseResult
-from grader.shared.packs import CHOSEN, FILE
+from grader.shared.packs import FILE
 from grader.shared.registry import BY_ID
 
 IMPORT = re.compile(r"^from exercises\.\w+ import (.+)$", re.M)
@@ -53,11 +52,10 @@ def load_source(snippet: str, exercise_id: str, shown_as: str, pack: str | None 
     return f"{USE_PACK}\nuse_pack({pack!r})  # the pack graded from its folder\n{loaded}"
 
 
-def pack_folder() -> str | None:
-    """The folder of the pack in use when it was chosen by its folder (``--pack FOLDER``,
-    ``GRADER_PACK``), as the snippets name it: from the working directory when it lies below
-    it, else in full; None for installed packs, which a snippet finds by itself."""
-    chosen = os.environ.get(CHOSEN, "")
+def pack_folder(chosen: str) -> str | None:
+    """The folder of the pack graded when the course ``chosen`` it by its folder (``--pack
+    FOLDER``, ``Course.choice``), as the snippets name it: from the working directory when it
+    lies below it, else in full; None for installed packs, which a snippet finds by itself."""
     if not chosen or not Path(chosen, FILE).is_file():
         return None
     folder = Path(chosen).resolve()
@@ -67,12 +65,13 @@ def pack_folder() -> str | None:
         return folder.as_posix()
 
 
-def point_at(results: list[ExerciseResult], shown_as: str | None) -> None:
-    """Make every snippet of ``results`` load the submission named ``shown_as`` (in place);
-    None leaves them importing ``exercises``."""
+def point_at(results: list[ExerciseResult], shown_as: str | None, chosen: str = "") -> None:
+    """Make every snippet of ``results`` load the submission named ``shown_as`` (in place),
+    after using the pack's folder if the course ``chosen`` it by its folder; None leaves them
+    importing ``exercises``."""
     if shown_as is None:
         return
-    pack = pack_folder()
+    pack = pack_folder(chosen)
     for exercise in results:
         for check in exercise.checks:
             if check.reproduce:

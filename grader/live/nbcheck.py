@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from grader.protocol import boot
+from grader.shared.course import child_environment
 from grader.shared.registry import BY_ID, EXERCISES
 from grader.shared.safetext import one_line
 
@@ -60,6 +61,7 @@ class JudgeProcess:
         self._stderr = None if debug else tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             boot.boot_arguments(BOOT, {}),
+            env=child_environment(),  # the kernel's course, read there when it starts
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

@@ -27,7 +27,7 @@ KEEP_ENV = (
     "WINDIR",
     "COMSPEC",
     "PATHEXT",
-    "GRADER_PACK",  # the pack in use (grader.shared.packs): workers load its probes
+    "GRADER_PACK",  # the course (grader.shared.course.child_environment): workers load its probes
     "GRADER_META_KERNELS",  # "off": the meta device on torch's own kernels (slower, same shapes)
 )
 
@@ -72,7 +72,8 @@ FORK_SERVER_BOOT = BOOT.format(module="grader.worker.forkserver.template", funct
 def worker_packages() -> set[str]:
     """The top-level packages the worker side imports: the grader's, and those of every pack
     in use (the pack's own and those of the modules its workers load, ``Pack.worker``)."""
-    from grader.shared.packs import PackError, packs
+    from grader.shared.course import packs
+    from grader.shared.packs import PackError
 
     names = {"grader"}
     try:

@@ -5,9 +5,9 @@ exercises (id, the student's file, the names it must define, points, the judge's
 worker's probes as ``module:attribute`` references), the worker-side modules the fork server
 imports before it forks, and the folders of its stubs, solution and corpus (relative to the
 ``pack.toml``). Packs are found through the ``grader.exercises`` entry points of what is
-installed, or named by a folder in ``GRADER_PACK`` (set by ``grade --pack``; children inherit
-it). Reading a pack imports none of its code: a batch's main process lists exercises without
-torch.
+installed, or named by ``--pack`` (a name or a folder; ``GRADER_PACK`` in a child process's
+environment): which are in use is the course's (``grader.shared.course``). Reading a pack
+imports none of its code: a batch's main process lists exercises without torch.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from grader.shared.tomlread import TOMLDecodeError, loads
@@ -216,7 +215,7 @@ def entry_points(group: str = ENTRY_POINTS) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-def _installed() -> list[Path]:
+def installed() -> list[Path]:
     """The folders of the packs that installed distributions declare (entry points)."""
     from importlib.util import find_spec
 
@@ -230,61 +229,6 @@ def _installed() -> list[Path]:
             raise PackError(f"the installed pack {name!r} names {value!r}, not found")
         folders.append(Path(list(spec.submodule_search_locations)[0]))
     return folders
-
-
-def choose(chosen: str) -> None:
-    """Grade with the pack ``chosen`` (an installed pack's name, or a folder with a
-    ``pack.toml``) from now on, in this process and every process it starts."""
-    if chosen and Path(chosen).is_dir():
-        chosen = str(Path(chosen).resolve())
-    before = os.environ.get(CHOSEN)
-    os.environ[CHOSEN] = chosen
-    packs.cache_clear()
-    try:
-        packs()  # says now, in one line, what is wrong with it
-    except PackError:  # and leaves the packs in use as they were
-        if before is None:
-            del os.environ[CHOSEN]
-        else:
-            os.environ[CHOSEN] = before
-        packs.cache_clear()
-        raise
-
-
-@lru_cache(maxsize=1)
-def packs() -> tuple[Pack, ...]:
-    """The packs in use: the one chosen (``GRADER_PACK``), or every installed one.
-
-    A pack named by its folder has its parent folder put on ``sys.path`` so that its modules
-    import (workers inherit the judge's ``sys.path``)."""
-    chosen = os.environ.get(CHOSEN, "")
-    if chosen and Path(chosen).is_dir():
-        pack = read_pack(Path(chosen))
-        parent = str(pack.folder.parent)
-        if parent not in sys.path:
-            sys.path.append(parent)
-        found = [pack]
-    else:
-        found = [read_pack(folder) for folder in _installed()]
-        if chosen:
-            found = [p for p in found if p.name == chosen]
-            if not found:
-                raise PackError(f"no exercise pack named {chosen!r} is installed, nor a folder")
-    if not found:
-        raise PackError(
-            "no exercise pack is installed: install one (pip install -e .) or name its folder "
-            "with --pack"
-        )
-    seen: dict[str, str] = {}
-    for pack in found:
-        for ex in pack.exercises:
-            if ex.id in seen:
-                raise PackError(
-                    f"exercise {ex.id} is declared by two packs ({seen[ex.id]}, {pack.name}): "
-                    "choose one with --pack"
-                )
-            seen[ex.id] = pack.name
-    return tuple(found)
 
 
 def resolve(reference: str, default: str) -> object:

@@ -1,21 +1,23 @@
-"""The exercises being graded: those of the packs in use (``grader.shared.packs``), in the
+"""The exercises being graded: those of the course in use (``grader.shared.course``), in the
 order their packs declare them, with their ids, files, titles and points.
 
-``EXERCISES`` and ``BY_ID`` are views: they read the packs in use when they are read, so
-``grade --pack`` takes effect for modules that imported them before the option was parsed.
+``EXERCISES`` and ``BY_ID`` are views of ``course.current()``, read when they are read, so a
+course chosen at an edge (``grade --pack``, a test's ``course.using``) holds for modules that
+imported them before it was chosen. Code handed a ``Course`` reads that course instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-from grader.shared.packs import Exercise, Pack, PackError, packs
+from grader.shared.course import current
+from grader.shared.packs import Exercise, Pack, PackError
 
 __all__ = ["BY_ID", "EXERCISES", "Exercise", "PackError", "pack_of", "select"]
 
 
 def _all() -> tuple[Exercise, ...]:
-    return tuple(ex for pack in packs() for ex in pack.exercises)
+    return current().exercises
 
 
 class _Exercises(Sequence):
@@ -38,16 +40,13 @@ class _ById(Mapping):
     """Exercise id -> exercise, over the packs in use."""
 
     def __getitem__(self, key: str) -> Exercise:
-        for ex in _all():
-            if ex.id == key:
-                return ex
-        raise KeyError(key)
+        return current().by_id[key]
 
     def __iter__(self) -> Iterator[str]:
-        return (ex.id for ex in _all())
+        return iter(current().by_id)
 
     def __len__(self) -> int:
-        return len(_all())
+        return len(current().by_id)
 
 
 EXERCISES: Sequence[Exercise] = _Exercises()
@@ -56,7 +55,7 @@ BY_ID: Mapping[str, Exercise] = _ById()
 
 def pack_of(exercise: Exercise) -> Pack:
     """The pack that declares ``exercise``."""
-    return next(p for p in packs() if p.name == exercise.pack)
+    return current().pack_of(exercise)
 
 
 def select(ids: list[str] | None) -> list[Exercise]:
@@ -64,9 +63,4 @@ def select(ids: list[str] | None) -> list[Exercise]:
 
     Raises ``KeyError`` naming the first unknown id.
     """
-    if not ids:
-        return list(EXERCISES)
-    for i in ids:
-        if i not in BY_ID:
-            raise KeyError(i)
-    return [e for e in EXERCISES if e.id in set(ids)]
+    return current().select(ids)

@@ -16,6 +16,7 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from grader.protocol.boot import SETUP_FAILED, worker_environment
+from grader.shared.course import current
 from grader.worker import bounds
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def run_worker(
         from grader.worker.serve import serve
 
         metakernels.install()  # inherited from the fork server; a fresh interpreter needs it
+        current()  # the course it was started for, read before its environment is cleared
         os.environ.clear()
         os.environ.update(worker_environment(workdir))
         tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch

@@ -55,7 +55,7 @@ _INLINED = ("<listcomp>", "<dictcomp>", "<setcomp>")  # their own frames before 
 def _shared_packages() -> tuple[str, ...]:
     """The packages whose code every answer may share (each pack's ``shared``): the code an
     answer imports or copies, whose frame is worth naming when an exception is raised in it."""
-    from grader.shared.packs import packs
+    from grader.shared.course import packs
 
     return tuple(name.split(".")[0] for pack in packs() for name in pack.shared)
 

@@ -249,7 +249,7 @@ def load_all() -> None:
     and every exercise's probes."""
     import importlib
 
-    from grader.shared.packs import packs
+    from grader.shared.course import packs
 
     for pack in packs():
         for module in pack.worker:

@@ -109,7 +109,7 @@ def dispatcher(probes: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
 
 def _judge_only(exercise_id: str) -> tuple[str, ...]:
     """The judge-only modules of the pack that declares ``exercise_id``."""
-    from grader.shared.packs import packs
+    from grader.shared.course import packs
     from grader.shared.registry import BY_ID
 
     name = BY_ID[exercise_id].pack

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from grader.judge.launch.handle import WorkerHandle, worker_folders
 from grader.protocol.boot import fork_server_arguments, worker_environment
+from grader.shared.course import child_environment, current
 
 if TYPE_CHECKING:
     from grader.protocol.limits import Limits
@@ -62,6 +63,7 @@ class ForkServer:
         self._failed: str | None = None
         self.template_pid: int | None = None
         self.slow_meta: str | None = None  # why the meta device's fast kernels are not in use
+        self.course = current().choice  # the course whose probes its workers load
 
     # --- life cycle ---------------------------------------------------------------------
 
@@ -104,7 +106,7 @@ class ForkServer:
                 stdout=None if debug else subprocess.DEVNULL,
                 stderr=None if debug else subprocess.DEVNULL,
                 cwd=self._home,
-                env=worker_environment(self._home),
+                env=worker_environment(self._home, child_environment()),
                 start_new_session=True,
             )
         except OSError as exc:

@@ -14,6 +14,7 @@ from typing import Any
 from grader.judge.launch import handle
 from grader.protocol.boot import spawn_arguments, worker_environment
 from grader.protocol.limits import Limits
+from grader.shared.course import child_environment
 
 
 def start_spawn(
@@ -65,7 +66,7 @@ def start_spawn(
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
-                env=worker_environment(str(workdir)),
+                env=worker_environment(str(workdir), child_environment()),
                 **extra,
             )
     finally:

@@ -45,14 +45,19 @@ _announced_meta = False
 
 
 def default_server(spares: int = 6, refill: bool = True) -> ForkServer:
-    """The fork server shared by this process (started on first use, closed at exit); the
-    first use sets its spares (``ForkServer``)."""
+    """The fork server shared by this process (started on first use, closed at exit, started
+    again for another course: its workers load the probes of the course it was started for);
+    the first use sets its spares (``ForkServer``)."""
     global _default
     from grader.judge.launch.forkserver import ForkServer
+    from grader.shared.course import current
 
     with _lock:
-        if _default is None or _default._owner != os.getpid():
-            _default = ForkServer(spares=spares, refill=refill).start()
+        if _default is not None and _default._owner == os.getpid():
+            if _default.course == current().choice:
+                return _default
+            _default.close()
+        _default = ForkServer(spares=spares, refill=refill).start()
         return _default
 
 
