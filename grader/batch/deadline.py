@@ -50,7 +50,7 @@ class Progress:
     done: dict[str, dict] = field(default_factory=dict)  # exercise id -> its result (JSON form)
     current: str | None = None  # the exercise begun and not finished
     check: str | None = None  # the check begun in it
-    checked: list[dict] = field(default_factory=list)  # its checks' results, in order
+    checked: list[dict | None] = field(default_factory=list)  # its checks' results, in order
 
 
 # --- the judge's side ---------------------------------------------------------------------

@@ -90,7 +90,8 @@ def failures_view(db: sqlite3.Connection, rates: list[Any]) -> list[dict]:
 
 def segments(text: str, regions: list[list[int]]) -> list[dict]:
     """``text`` cut into plain and matching pieces (``match`` is the colour, or ``None``)."""
-    out, at = [], 0
+    out: list[dict] = []
+    at = 0
     for start, end, match in sorted(regions):
         if start < at or end <= start:
             continue

@@ -206,7 +206,7 @@ def graded_again(
     from grader.batch.deadline import deadline_hash
 
     fingerprint = settings.fingerprint()
-    stale, timed = 0, {}
+    stale, timed = 0, dict[float, int]()
     for name, kept in ledger.db.execute("SELECT name, settings_hash FROM submissions"):
         if name not in names:
             continue

@@ -38,16 +38,17 @@ def literal(value: Any) -> str | None:
             return None
         return f"torch.tensor({value.tolist()!r}, dtype={value.dtype})"
     if isinstance(value, list | tuple):
-        items = [literal(v) for v in value]
-        if any(i is None for i in items):
+        found = [literal(v) for v in value]
+        items = [i for i in found if i is not None]
+        if len(items) < len(found):
             return None
         inner = ", ".join(items) + ("," if isinstance(value, tuple) and len(items) == 1 else "")
         return f"[{inner}]" if isinstance(value, list) else f"({inner})"
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        items = [literal(v) for v in value.values()]
-        if any(i is None for i in items):
+        values = [literal(v) for v in value.values()]
+        if any(i is None for i in values):
             return None
-        return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(value, items, strict=True)) + "}"
+        return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(value, values, strict=True)) + "}"
     return None
 
 

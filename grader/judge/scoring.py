@@ -5,8 +5,8 @@ checks' results, their weights scaled to the exercise's points."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, cast
 
 from grader.judge.causes import diagnosis
 from grader.result.schema import CheckResult, ExerciseResult, Status, Verdict
@@ -14,15 +14,17 @@ from grader.shared.packs import resolve
 from grader.shared.registry import BY_ID, Exercise, pack_of
 
 if TYPE_CHECKING:  # a type only: the batch's main process reads this module without torch
+    from grader.judge.hints import Known
     from grader.judge.properties import Check
 
 
 def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
-    checks = list(resolve(exercise.checks, "CHECKS"))
+    # A pack's lists, read by name: what they hold is the pack's word (``check-pack`` proves it).
+    checks = list(cast("Iterable[Check]", resolve(exercise.checks, "CHECKS")))
     pack = pack_of(exercise)
     if pack.hints:  # the pack's hints for known kinds of failure, before the grader's own
-        known = tuple(resolve(pack.hints, "KNOWN"))
+        known = tuple(cast("Iterable[Known]", resolve(pack.hints, "KNOWN")))
         checks = [dataclasses.replace(c, known=(*c.known, *known)) for c in checks]
     if points:
         checks = [

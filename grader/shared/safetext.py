@@ -39,7 +39,7 @@ _PARTIAL_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z")
 
 def _code_points(ranges: str) -> list[int]:
     """The code points of a regex character-class body such as ``a-z_``."""
-    points = []
+    points: list[int] = []
     for m in re.finditer(r"(.)-(.)|(.)", ranges, re.S):
         points += range(ord(m[1]), ord(m[2]) + 1) if m[1] else [ord(m[3])]
     return points
