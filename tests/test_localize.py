@@ -204,11 +204,11 @@ def test_only_the_failures_a_report_shows_are_localized(tmp_path, monkeypatch):
     replayed failure runs outside hypothesis), never at every step of hypothesis's shrinking."""
     from support import CORPUS, grade_folder, make_submission
 
-    import llm_pack.checks.localized as localized
+    import grader.judge.located as located
 
     calls = []
-    real = localized.localize
-    monkeypatch.setattr(localized, "localize", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = located.localize
+    monkeypatch.setattr(located, "localize", lambda *a, **k: calls.append(1) or real(*a, **k))
     (right,) = grade_folder(make_submission(tmp_path / "right"), ["4.3"]).exercises
     assert right.score == right.max_score and calls == []
     wrong = CORPUS / "ex4_3" / "wrong_gelu_constant.py"

@@ -18,7 +18,12 @@ Comparisons: ``assert_close(got, expected, what, rtol=RTOL, atol=ATOL)`` (``RTOL
 ``ATOL`` = 1e-5), ``close`` (tensors, numbers, plain data), ``expect_tensor``, ``filled_dict``,
 ``tensor_text``, ``pair_text``/``largest_text`` (where two tensors differ most), ``literal``
 (Python source of a value, for snippets). Localizing a module's first difference:
-``first_difference``, ``module_renames``, ``Difference``.
+``localized(worker, reply, reference, x, *, names=None, explain=None, part_hints=None)``, a
+context manager around a comparison of a module exercise: when the comparison fails, the worker
+traces the student's module (the pack's ``trace`` probe: ``grader.pack.worker.trace_kept``)
+and the first part whose output differs from the reference's for the same input becomes the
+failure's cause (``LOCATED`` its kind); ``first_difference``, ``module_renames`` and
+``Difference`` are its parts.
 
 Failure kinds, which choose the hint shown: ``NOT_DONE``, ``WRONG``, ``SHAPE``, ``VALUES``,
 ``COUNT``, ``STRUCTURE``, ``INCONSISTENT``, ``raised(info)`` (``raised:<Type>``),
@@ -62,6 +67,7 @@ from grader.judge.hints import (
 )
 from grader.judge.launch.handle import StudentError
 from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.located import LOCATED, localized
 from grader.judge.memo import on_forget, remembered
 from grader.judge.properties import (
     ATOL,
@@ -107,6 +113,7 @@ __all__ = [
     "ATOL",
     "COUNT",
     "INCONSISTENT",
+    "LOCATED",
     "MAX_MESSAGE_BYTES",
     "NOT_DONE",
     "OWN_KINDS",
@@ -134,6 +141,7 @@ __all__ = [
     "is_stub",
     "largest_text",
     "literal",
+    "localized",
     "module_renames",
     "on_forget",
     "pair_text",

@@ -1,0 +1,136 @@
+"""Fault localization for any pack's module exercise: where a student's module first departs
+from the reference, found only after a check comparing the two has failed.
+
+A check that compares a whole module's output with the reference's for the same weights runs its
+comparison inside ``localized(worker, reply, oracle, x)``. Only when the comparison fails, the
+worker traces the student's module (the ``trace`` probe a pack declares: ``grader.pack.worker.
+trace_kept``) in eval mode on a small part of the failing input (one sequence, at most
+``max_tokens`` tokens); the judge replays each traced part of the reference on what the
+student's part received (``grader.judge.localize.first_difference``) and names the first that
+differs. The failure's message then starts with that sentence, and the failure carries it as
+its cause (``grader.judge.causes``), one cause per class of part, so that every check that
+fails because of the same part explains it once. A pack may say more with ``explain`` (a
+changed step of a part's own forward, say) and ``part_hints`` (what to compare in a part of a
+given class). A correct answer never gets here: its grading is no slower.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+
+import torch
+from torch import nn
+
+from grader.judge.causes import PART, Cause
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.properties import ATOL, RTOL, CheckFailed
+
+MAX_TOKENS = 8
+
+# The kind of a failure whose first difference is a part's own output (an activation, a norm):
+# the sentence names the cause with its evidence, so no hint is chosen by kind for it (a check's
+# own hint would name a cause the evidence does not show).
+LOCATED = "located"
+
+# The reference's weights under the student's names (``names(weights, description)``), for a
+# module whose parameters are named otherwise; by default they are loaded by name.
+Names = Callable[[dict, dict], dict]
+# A pack's fuller cause for a difference found in a part (the reference's): None to keep the
+# part's own sentence.
+Explain = Callable[[Difference, nn.Module], Cause | None]
+
+
+def small_input(x: torch.Tensor, max_tokens: int = MAX_TOKENS) -> torch.Tensor:
+    """The first sequence of a batch, cut to ``max_tokens`` tokens (keeps the trace small)."""
+    return x[:1, :max_tokens] if x.dim() >= 2 else x
+
+
+def localize(
+    worker: WorkerHandle,
+    reply: dict,
+    oracle: nn.Module,
+    x: torch.Tensor,
+    names: Names | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> tuple[Difference, nn.Module] | None:
+    """The first part of the student's module (kept by the worker under ``reply["handle"]``,
+    described in ``reply["module"]``, loaded with ``oracle``'s weights) whose output differs
+    from ``oracle``'s part for the same input, on ``x``, and that part of the reference; None
+    when none is found (or the student's code raises while traced). ``oracle`` is copied
+    first: a shared (remembered) module is never changed."""
+    oracle = copy.deepcopy(oracle)
+    weights = {k: v.detach() for k, v in oracle.named_parameters()}
+    mapped = names(weights, reply["module"]) if names is not None else weights
+    renames = module_renames(dict(zip(weights, mapped, strict=True)))
+    try:
+        trace = worker.call("trace", handle=reply["handle"], x=small_input(x, max_tokens))
+    except StudentError:
+        return None
+    found = first_difference(oracle, trace, renames, rtol=RTOL, atol=ATOL)
+    if found is None:
+        return None
+    return found, dict(oracle.named_modules()).get(found.reference, oracle)
+
+
+def part_cause(found: Difference, part_hints: Mapping[str, str] | None = None) -> Cause:
+    """The cause a difference names by itself: the part (one cause per class of part, and
+    whether it is the part's output or its own forward that differs), with the hint for its class
+    when its own output differs."""
+    hint = (part_hints or {}).get(found.cls, "") if not found.own_forward else ""
+    where = "own-forward" if found.own_forward else "output"
+    return Cause(f"part:{found.cls}:{where}", found.sentence(), hint, PART)
+
+
+def reported() -> bool:
+    """Whether a failure here is the one the report shows: hypothesis's final run of the shrunk
+    example (``is_final``), or a run outside hypothesis (a replayed example). The failures met
+    while shrinking are not localized: their messages are never read."""
+    try:
+        from hypothesis.control import current_build_context
+
+        return bool(getattr(current_build_context(), "is_final", True))
+    except Exception:  # no build context: not inside hypothesis
+        return True
+
+
+@contextmanager
+def localized(
+    worker: WorkerHandle,
+    reply: dict,
+    oracle: Callable[[], nn.Module],
+    x: torch.Tensor,
+    *,
+    names: Names | None = None,
+    explain: Explain | None = None,
+    part_hints: Mapping[str, str] | None = None,
+    max_tokens: int = MAX_TOKENS,
+) -> Iterator[None]:
+    """Run the comparison inside; if it fails, name where the student's module first departs
+    from ``oracle()`` (called only after a failure; it may be a shared, remembered module:
+    it is copied) as the failure's cause, its sentence first in the message (unless ``explain``
+    gives a fuller cause, which then says it). The verdict and points do not change; the kind
+    becomes ``LOCATED`` where the cause says all there is (a part's own output, or a cause of
+    ``explain``'s), and stays the check's where a module combines parts that each agree."""
+    try:
+        yield
+    except CheckFailed as failed:
+        if not reported():
+            raise
+        try:
+            rebuilt = oracle()
+        except CheckFailed:  # the module cannot be rebuilt: its own check says why
+            raise failed from None
+        located = localize(worker, reply, rebuilt, x, names, max_tokens)
+        if located is None:
+            raise
+        found, part = located
+        fuller = explain(found, part) if explain is not None else None
+        failed.cause = fuller or part_cause(found, part_hints)
+        if fuller is None:  # the same exception, its message changed: all else it carries stays
+            failed.args = (f"{found.sentence()}\n{failed}",)
+        if fuller is not None or not found.own_forward:
+            failed.kind = LOCATED
+        raise
