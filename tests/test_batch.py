@@ -428,5 +428,9 @@ def test_judges_are_fresh_interpreters_when_the_main_process_runs_threads(monkey
     from grader.judge import parallel
 
     monkeypatch.setattr(parallel, "threads_here", lambda: 2)  # as the kernel counts them
-    context, initargs, servers = judges.judge_processes("default", 2)
-    assert context.get_start_method() == "spawn" and servers == [] and len(initargs) == 2
+    from grader.shared import course
+
+    with course.using(course.resolve("llm-ch3-4")):  # as grade --pack NAME batch chooses it
+        context, initargs, servers = judges.judge_processes("default", 2)
+    assert context.get_start_method() == "spawn" and servers == []
+    assert initargs[-1] == "llm-ch3-4"  # a fresh interpreter is told the course (judges.init)
