@@ -210,7 +210,7 @@ def as_run(command: str) -> str:
 # --- the class -------------------------------------------------------------------------------
 
 SOLVED = ("alice", "bob", "carol", "dave", "erin")  # the solution as each kind of entry
-EXAMPLE_RIGHT = ("3.1", "3.2", "4.3")  # the example submission's right answers (README)
+EXAMPLE_RIGHT = ("3.1", "3.2", "3.3")  # the example submission's right answers (README)
 SHARD_SEED = 40  # subs/grading.toml's seed, for docs/batch.md's shards
 SHARDS_BLOCK = "grade batch subs -o out/shard-1 --shard 1/3"  # its first command
 
@@ -582,7 +582,7 @@ EXPECT: dict[str, Callable[[Path, subprocess.CompletedProcess], None]] = {
     "grade gradescope autograder.zip": gradescope_bundle,
     # README, Your own exercises
     "grade --pack examples/ch5-pack/llm_ch5_pack examples/ch5-pack/solution": (
-        lambda ws, p: score_line(p, "20/20")
+        lambda ws, p: score_line(p, "30/30")
     ),
     'grade new-exercise 5.2 --title "Top-p sampling" --pack my_course/my_pack': new_exercise,
     "grade check-pack my_course/my_pack": check_pack_of_the_scaffold,

@@ -1,14 +1,34 @@
-"""Example student answer to 4.3 (correct)."""
+"""Example student answer to 4.3 (wrong): the dropouts are right, but its own GELU has a typo in
+its constant (0.44715 for the book's 0.044715)."""
 
 import torch
 from torch import nn
 
-from reference import GPT_CONFIG_124M, FeedForward, LayerNorm, MultiHeadAttention
+from reference import GPT_CONFIG_124M, LayerNorm, MultiHeadAttention
 
 GPT_CONFIG_SPLIT_DROPOUT = {k: v for k, v in GPT_CONFIG_124M.items() if k != "drop_rate"}
 GPT_CONFIG_SPLIT_DROPOUT.update(
     {"drop_rate_emb": 0.1, "drop_rate_shortcut": 0.1, "drop_rate_attn": 0.1}
 )
+
+
+class GELU(nn.Module):
+    def forward(self, x):
+        c = torch.sqrt(torch.tensor(2.0 / torch.pi))
+        return 0.5 * x * (1 + torch.tanh(c * (x + 0.44715 * x**3)))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layers = nn.Sequential(
+            nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"]),
+            GELU(),
+            nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"]),
+        )
+
+    def forward(self, x):
+        return self.layers(x)
 
 
 class TransformerBlock(nn.Module):
