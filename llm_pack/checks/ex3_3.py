@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.pack import judge as hints
-from grader.pack.judge import Check, CheckFailed, Worker, assert_close
+from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_close
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
@@ -149,6 +149,8 @@ def check_sizes(worker: Worker, _: Any) -> None:
             f"GPT-2 small's attention maps {EMB} -> {EMB} values (d_in = d_out = {EMB}) with "
             f"context_length = {CONTEXT}, but in {OWNER} " + "; ".join(problems),
             kind,
+            # Sizes read wrong explain the failures on inputs of GPT-2's sizes that follow.
+            cause=Cause("sizes", "; ".join(problems), rank=ROOT) if kind == SIZES else None,
         )
 
 
