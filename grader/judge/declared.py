@@ -12,6 +12,7 @@ written from the example. Everything that reads checks (reports, the dashboard, 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,7 +25,9 @@ from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, assert_close, tensor_text
 
 Example = Any
-Compare = Callable[[Any, Any, str], None]  # (got, expected, what) -> None or CheckFailed
+# (got, expected, what) -> None or CheckFailed; a compare with a parameter named ``example``
+# gets the example too (a comparison that depends on it: several right answers, say)
+Compare = Callable[..., None]
 
 
 def literal(value: Any) -> str | None:
@@ -83,6 +86,13 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _has_parameter(function: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.signature(function).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+
+
 def _call_text(function: str, args: Mapping[str, Any], keywords: tuple[str, ...]) -> str:
     parts = [f"{n}={n}" if n in keywords else n for n in args]
     return f"{function}({', '.join(parts)})"
@@ -113,7 +123,9 @@ def same_as_reference(
     ``"ex_mean:mean_of"``) called with ``arguments(example)`` (a dict
     name -> plain data or tensors, passed in order; the names in ``keywords`` by keyword)
     returns ``reference(example)``, within ``rtol``/``atol`` (``close``) or as ``compare``
-    decides.
+    decides: ``compare(got, expected, what)``, or ``compare(got, expected, what,
+    example=example)`` when it has a parameter named ``example`` (a comparison that needs the
+    example, e.g. to accept any of several right answers).
 
     ``setup(example)`` is the snippet's code that defines the arguments a literal cannot
     (a model: ``model = build_model(...)``), or a string formatted with a dict example's items
@@ -125,7 +137,15 @@ def same_as_reference(
     module, _, function = answer.partition(":")
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
-    judge = compare or (lambda got, want, what: close(got, want, what, rtol, atol))
+    with_example = compare is not None and _has_parameter(compare, "example")
+
+    def judge(got: Any, expected: Any, what: str, example: Example) -> None:
+        if compare is None:
+            close(got, expected, what, rtol, atol)
+        elif with_example:
+            compare(got, expected, what, example=example)
+        else:
+            compare(got, expected, what)
 
     def run(worker: WorkerHandle, example: Example) -> None:
         args = dict(arguments(example))
@@ -136,7 +156,7 @@ def same_as_reference(
             keywords=list(keywords),
             seed=None if seed is None else int(seed(example)),
         )
-        judge(got, expected, _call_text(function, args, keywords))
+        judge(got, expected, _call_text(function, args, keywords), example)
 
     def reproduce(example: Example) -> str:
         args = dict(arguments(example))

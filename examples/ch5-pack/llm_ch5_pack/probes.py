@@ -74,6 +74,10 @@ def _is_deterministic(module, state, temperature: float, top_k: int | None):
     )
 
 
-EX5_1: dict[str, Probe] = {"generate": _generate}
+# "call": generate(model, idx, ...) for the declared greedy checks; "generate": the others'
+EX5_1: dict[str, Probe] = {
+    "generate": _generate,
+    **answer_probes("generate", build={"model": build_model}),
+}
 EX5_2 = answer_probes("calc_loss_batch", build={"model": build_model})
 EX5_3: dict[str, Probe] = {"settings": _settings, "is_deterministic": _is_deterministic}

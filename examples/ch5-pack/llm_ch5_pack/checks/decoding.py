@@ -7,7 +7,8 @@ calls the student's ``generate``; the tokens come back and are judged here, step
 against the logits the judge's own copy of the model gives for the student's own prefix:
 greedy steps must be an argmax of the logits, sampled steps must lie in the top k, the model
 must see the last ``context_size`` tokens, and ``eos_id`` must stop the generation.
-``llm_ch5_pack.checks.ex5_1`` gathers these into ``CHECKS``.
+``llm_ch5_pack.checks.ex5_1`` gathers these into ``CHECKS``; its greedy checks are declared,
+with ``generate_arguments`` and the comparison ``greedy`` of this module.
 """
 
 from __future__ import annotations
@@ -87,6 +88,21 @@ def call_generate(
     if not isinstance(reply, dict) or "out" not in reply:
         raise CheckFailed("the worker's reply has the wrong shape")  # pragma: no cover
     return reply
+
+
+def generate_arguments(ex: dict) -> dict:
+    """What the student's ``generate`` gets in a declared check: the model (as plain data), the
+    prompt, then ``GENERATE_KEYWORDS`` by keyword."""
+    return {
+        "model": describe_model(model_of(ex), ex["cfg"]),
+        "idx": prompt_of(ex),
+        "max_new_tokens": ex["max_new_tokens"],
+        "context_size": ex["context_size"],
+        **ex["settings"],
+    }
+
+
+GENERATE_KEYWORDS = ("max_new_tokens", "context_size", "temperature", "top_k")
 
 
 def call_text(ex: dict, extra: dict | None = None) -> str:
@@ -210,21 +226,21 @@ def greedy_failure(ex, out, expected, wrong, call: str, why: str) -> CheckFailed
 # --- checks -----------------------------------------------------------------------------------
 
 
-def check_greedy(worker: Worker, ex: dict, why: str = "") -> None:
-    reply = call_generate(worker, ex)
-    idx, call = prompt_of(ex), call_text(ex)
-    vocab, m = ex["cfg"]["vocab_size"], ex["max_new_tokens"]
-    out = token_ids(reply["out"], idx, vocab, m, call)
-    expected = reference_output(ex)
-    if torch.equal(out, expected):
-        return  # the reference's own greedy path (else: another argmax where logits tie?)
-    wrong = first_wrong_step(model_of(ex), out, idx.shape[1], ex["context_size"], m, is_argmax)
-    if wrong is not None:
-        raise greedy_failure(ex, out, expected, wrong, call, why)
+def greedy(why: str = ""):
+    """The comparison of a declared greedy check (``same_as_reference``): the student's tokens
+    must be the reference's, or another argmax where the logits tie at a step."""
 
+    def compare(got: Any, expected: torch.Tensor, what: str, example: dict) -> None:
+        idx, call, m = prompt_of(example), call_text(example), example["max_new_tokens"]
+        out = token_ids(got, idx, example["cfg"]["vocab_size"], m, call)
+        if torch.equal(out, expected):
+            return  # the reference's own greedy path (else: another argmax where logits tie?)
+        model, cs = model_of(example), example["context_size"]
+        wrong = first_wrong_step(model, out, idx.shape[1], cs, m, is_argmax)
+        if wrong is not None:
+            raise greedy_failure(example, out, expected, wrong, call, why)
 
-def check_top_k_one(worker: Worker, ex: dict) -> None:
-    check_greedy(worker, ex, " (top_k=1 leaves one token to sample from, at any temperature)")
+    return compare
 
 
 def check_context(worker: Worker, ex: dict) -> None:

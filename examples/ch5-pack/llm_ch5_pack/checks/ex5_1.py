@@ -13,21 +13,25 @@ Batch sizes: 1 whenever ``top_k`` or ``eos_id`` is given (the book's ``generate`
 row there), 1 to 3 rows for plain greedy decoding.
 
 This module holds the checks' list, the examples tried first and the decoding checks' reproduce
-snippets; the decoding checks are in ``checks.decoding``, the distribution check in
-``checks.sampling``.
+snippets. The two greedy checks are declared (``same_as_reference``: the student's tokens
+against the reference's, with ``checks.decoding.greedy`` as the comparison); the others record
+the model's calls or test a distribution, so they are written by hand: the decoding checks in
+``checks.decoding``, the distribution check in ``checks.sampling``.
 """
 
 from __future__ import annotations
 
-from grader.pack.judge import Check
+from grader.pack.judge import Check, same_as_reference
 from llm_ch5_pack.checks.decoding import (
+    GENERATE_KEYWORDS,
     check_context,
     check_eos,
-    check_greedy,
     check_sampled_support,
-    check_top_k_one,
     eos_id_of,
+    generate_arguments,
+    greedy,
     prompt_of,
+    reference_output,
 )
 from llm_ch5_pack.checks.sampling import check_distribution, reproduce_distribution
 from llm_ch5_pack.strategies import (
@@ -182,29 +186,42 @@ DISTRIBUTION_EXAMPLES = (
     },
 )
 
+# The greedy checks, declared: the student's generate on the example's model and prompt, after
+# torch.manual_seed(ex["seed"]), against the reference's tokens (``greedy`` accepts another
+# argmax where the logits tie); the snippet rebuilds the model and prints both.
+GENERATE = {
+    "answer": "ex5_1_generate:generate",
+    "arguments": generate_arguments,
+    "keywords": GENERATE_KEYWORDS,
+    "reference": reference_output,
+    "seed": lambda ex: ex["seed"],
+    "setup": "from llm_ch5_pack.reference import tiny_gpt\n"
+    "model = tiny_gpt({cfg!r}, seed={model_seed}, logit_scale={logit_scale!r})",
+}
+
 CHECKS = [
-    Check(
+    same_as_reference(
         name="with temperature 0.0 (any top_k) generate is greedy: the argmax at every step",
         points=2.5,
         strategy=generation_cases(defaults=True),
-        run=check_greedy,
+        compare=greedy(),
         hint="with temperature 0.0 take torch.argmax(logits, dim=-1, keepdim=True) of the last "
         "position's logits (logits[:, -1, :]) after the top-k filter; the defaults are "
         "temperature=0.0, top_k=None, eos_id=None.",
-        reproduce=reproduce_generate,
         max_examples=10,
         examples=GREEDY_EXAMPLES,
+        **GENERATE,
     ),
-    Check(
+    same_as_reference(
         name="top_k=1 gives the argmax at any temperature",
         points=1.5,
         strategy=generation_cases(temperature=sampling_temperatures(), top_k="one"),
-        run=check_top_k_one,
+        compare=greedy(" (top_k=1 leaves one token to sample from, at any temperature)"),
         hint="apply the top-k filter before sampling: keep the logits >= the k-th largest "
         "(torch.topk(logits, top_k).values[:, -1]) and set the others to -inf, so that "
         "softmax gives them probability 0.",
-        reproduce=reproduce_generate,
         max_examples=6,
+        **GENERATE,
     ),
     Check(
         name="the model sees only the last context_size tokens, once per new token",

@@ -1,0 +1,71 @@
+"""same_as_reference's comparison: (got, expected, what), or with the example too when it has a
+parameter named ``example`` (a comparison that accepts any of several right answers)."""
+
+import types
+
+import pytest
+from hypothesis import strategies as st
+
+from grader.pack.judge import CheckFailed, same_as_reference
+from grader.pack.worker import answer_probes
+
+
+class InProcess:
+    """The worker protocol, run in this process (as the docs' example does)."""
+
+    def __init__(self, probes, module):
+        self.probes, self.module, self.state = probes, module, {}
+
+    def call(self, action, timeout=None, **args):
+        return self.probes[action](self.module, self.state, **args)
+
+    def call_while(self, action, meanwhile, timeout=None, **args):
+        return self.call(action, **args), meanwhile() if meanwhile else None
+
+
+def index_of_max(compare):
+    return same_as_reference(
+        name="index_of_max(xs) is an index of the largest value",
+        answer="ex9_3_argmax:index_of_max",
+        strategy=st.fixed_dictionaries({"xs": st.lists(st.integers(0, 3), min_size=1)}),
+        arguments=lambda ex: {"xs": ex["xs"]},
+        reference=lambda ex: ex["xs"].index(max(ex["xs"])),
+        points=1,
+        hint="any index of the largest value",
+        compare=compare,
+    )
+
+
+def run(check, answer, ex: dict) -> None:
+    module = types.SimpleNamespace(index_of_max=answer)
+    check.run(InProcess(answer_probes("index_of_max"), module), ex)
+
+
+def last_max(xs):
+    return len(xs) - 1 - xs[::-1].index(max(xs))
+
+
+def test_a_compare_with_an_example_parameter_gets_the_example():
+    seen = []
+
+    def any_max(got, expected, what, example):
+        seen.append(example)
+        if example["xs"][got] != max(example["xs"]):
+            raise CheckFailed(f"{what} is {got}, not an index of the largest value")
+
+    check = index_of_max(any_max)
+    run(check, last_max, {"xs": [3, 1, 3]})  # another right answer: index 2, not 0
+    assert seen == [{"xs": [3, 1, 3]}]
+    with pytest.raises(CheckFailed, match=r"index_of_max\(xs\) is 1, not an index"):
+        run(check, lambda xs: 1, {"xs": [3, 1, 3]})
+
+
+def test_a_compare_of_three_parameters_is_called_as_before():
+    def same(got, expected, what):
+        if got != expected:
+            raise CheckFailed(f"{what} is {got}, expected {expected}")
+
+    check = index_of_max(same)
+    run(check, lambda xs: xs.index(max(xs)), {"xs": [3, 1, 3]})
+    with pytest.raises(CheckFailed, match=r"index_of_max\(xs\) is 2, expected 0"):
+        run(check, last_max, {"xs": [3, 1, 3]})
