@@ -4,7 +4,7 @@ hints it rules out: a hint chosen by the kind of failure, never a misleading one
 are ``grader.authoring.corpus.problems``, the ones ``grade check-pack`` applies."""
 
 import pytest
-from support import corpus_cases, grade_folder, make_submission
+from support import corpus_cases
 
 from grader.authoring.corpus import problems
 
@@ -12,10 +12,10 @@ CASES = corpus_cases()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_corpus_case(case, tmp_path):
-    folder = make_submission(tmp_path / "sub", {case.exercise_id: case.path})
-    result = grade_folder(folder, [case.exercise_id])
-    (ex,) = result.exercises
+def test_corpus_case(case, graded):
+    # Graded once per test process (conftest's ``graded``), in a clone holding the solution
+    # but for this case's file; tests/test_checks_ch*.py look closer at the same grading.
+    _, ex = graded(case.exercise_id, case.path.stem)
     found = problems(case, ex)
     assert not found, (
         "\n".join(found) + "\n" + "\n".join(c.message for c in ex.checks if not c.passed)
