@@ -201,9 +201,10 @@ class CheckItem(pytest.Item):
             raise CheckFailure(f"the grader did not run this check of exercise {self.exercise.id}")
         self.user_properties += [("points", check.points), ("max_points", check.max_points)]
         if not check.passed:
-            lines = [f"[{self.exercise.id} {ex.status}] {check.message}"]
-            if check.counterexample is not None:
-                lines.append(f"Counterexample: {check.counterexample}")
+            from grader.result.common import check_text  # only once a check has failed
+
+            # The cause with its hint, the message, the evidence, the counterexample, the hint.
+            lines = [f"[{self.exercise.id} {ex.status}] {check_text(check, reproduce=False)}"]
             if check.reproduce:
                 lines.append("Reproduce (paste into Python in your clone):")
                 lines += ["    " + ln for ln in check.reproduce.rstrip().splitlines()]

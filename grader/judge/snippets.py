@@ -90,6 +90,9 @@ NOTEBOOK_WORDS = (
 )
 
 
+TEXTS = ("text", "hint")  # the words of a cause: where it says a place
+
+
 def in_cells(results: list[ExerciseResult], places: Mapping[str, Places]) -> None:
     """Say every place in a file taken from a notebook as its cell and line (in place);
     nothing changes for a folder's files (no ``places``)."""
@@ -98,6 +101,14 @@ def in_cells(results: list[ExerciseResult], places: Mapping[str, Places]) -> Non
     for exercise in results:
         for check in exercise.checks:
             check.message = cell_message(check.message, exercise.id, check.name, places)
+            if check.cause:  # the cause and its hint say places too (an exception's line)
+                check.cause = {
+                    k: cell_message(v, exercise.id, check.name, places) if k in TEXTS else v
+                    for k, v in check.cause.items()
+                }
+        for entry in exercise.diagnosis:
+            for k in ("cause", "hint"):
+                entry[k] = cell_message(entry[k], exercise.id, entry["checks"][0], places)
 
 
 def cell_message(
