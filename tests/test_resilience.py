@@ -108,9 +108,10 @@ ATTACKS = {
         lambda: _setattr(pack_probes, "_transfer", _other),
         "llm_pack.probes._transfer",
     ),
-    "__code__": (_swap_code, "probes._forward was changed"),  # the pack imported it too
+    # The pack imports it from the face as probes.forward: either name says which function.
+    "__code__": (_swap_code, "forward was changed"),
     "module binding": (lambda: _setattr(probes, "plain", _other), "grader.worker.probes.plain"),
-    "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "_forward"),
+    "defaults": (lambda: _setattr(probes._forward, "__defaults__", (True, 1)), "forward"),
     "class method": (
         lambda: _setattr(ReplyReader, "get", _other),
         "ReplyReader.get was replaced",
