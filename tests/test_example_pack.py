@@ -188,9 +188,7 @@ def test_check_pack_passes_and_fails_on_a_broken_solution(tmp_path):
     text = solution.read_text(encoding="utf-8")
     assert "/ temperature" in text
     solution.write_text(text.replace("/ temperature", "* temperature"), encoding="utf-8")
-    # Only 5.1's solution differs from the pack proved above: its steps for 5.2 and 5.3 would
-    # prove again what that run proved on the same files.
-    done = grade("check-pack", str(broken / PACK.name), "--mutants", "0", "-e", "5.1")
+    done = grade("check-pack", str(broken / PACK.name), "--mutants", "0")
     assert done.returncode == 1
     assert "solution" in done.stdout and "FAIL" in done.stdout, done.stdout[-3000:]
     assert any(line.split()[:2] == ["solution", "FAIL"] for line in done.stdout.splitlines())
