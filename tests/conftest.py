@@ -84,18 +84,8 @@ def pytest_collection_modifyitems_mark_slow(items):
             item.add_marker(pytest.mark.slow)
 
 
-def slow_files_first(items) -> None:
-    """The files that hold a slow test first, each file's tests together and in their order
-    (its module-scoped fixtures are made once). pytest-xdist's worksteal hands each test process
-    a contiguous share and lets one that runs out take half of what another has left: long tests
-    at the end of a share would leave one core idle while the other finishes them."""
-    slow = {i.nodeid.partition("::")[0] for i in items if i.get_closest_marker("slow")}
-    items.sort(key=lambda i: i.nodeid.partition("::")[0] not in slow)  # stable
-
-
 @pytest.hookimpl(trylast=True)  # after -m and -k: only the installs of tests that will run
 def pytest_collection_modifyitems(session, config, items):
-    slow_files_first(items)
     installs = [i for i in items if i.get_closest_marker("install")]
     if not installs:
         return
