@@ -83,10 +83,24 @@ def comparable(doc: dict) -> dict:
     doc = json.loads(json.dumps(doc))
     doc.pop("duration_s", None)
     doc.pop("submission", None)
+
+    def places(text: str) -> str:
+        return re.sub(r"\(in [^)]*\)", "(in ...)", text)
+
+    def key(text: str) -> str:  # an exception's cause is keyed by its file (or cell) and line
+        return re.sub(r"^(raised:\w+):.*$", r"\1:...", text)
+
     for ex in doc["exercises"]:
         for check in ex["checks"]:
-            check["message"] = re.sub(r"\(in [^)]*\)", "(in ...)", check["message"])
+            check["message"] = places(check["message"])
             check["reproduce"] = None  # names the submission where the student has it
+            if check.get("cause"):
+                cause = check["cause"]
+                cause.update(key=key(cause["key"]), text=places(cause["text"]))
+                cause["hint"] = places(cause["hint"])
+        for entry in ex.get("diagnosis", []):
+            entry.update(key=key(entry["key"]), cause=places(entry["cause"]))
+            entry["hint"] = places(entry["hint"])
     return doc
 
 
