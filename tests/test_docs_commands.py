@@ -529,9 +529,12 @@ def grades_csv(ws: Path, proc: subprocess.CompletedProcess) -> None:
 def watched(ws: Path, command: str) -> subprocess.CompletedProcess:
     """``grade --watch``: grades, waits; a save grades that exercise again; Ctrl-C (SIGINT to
     the foreground process group, as a terminal sends it) ends it with exit status 0."""
+    # Ctrl-C as a terminal has it: pytest-xdist's workers run with SIGINT ignored, and an
+    # ignored signal stays ignored across exec (grade would then never see the Ctrl-C).
     proc = subprocess.Popen(
         ["bash", "-c", command], cwd=ws, env=environment(), stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(proc.stdout), daemon=True)
