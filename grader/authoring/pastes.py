@@ -1,7 +1,8 @@
 """Reproduce snippets run as ``python -c SNIPPET`` would run them, from a warm interpreter.
 
 A snippet's own work takes a few hundredths of a second; a fresh interpreter spends more than
-a second importing torch first, and ``grade check-pack`` (and the project's tests) paste dozens
+a second importing torch first (and another importing ``torch._dynamo`` when the snippet builds
+a module on the meta device), and ``grade check-pack`` (and the project's tests) paste dozens
 of snippets. So a ``PasteBox`` keeps one server that has imported torch (and nothing of the
 grader's or a pack's: the snippet must find them as a student's paste does), and forks a child
 per snippet. The child is set up as ``python -c`` sets itself up: the snippet's folder current
@@ -29,6 +30,10 @@ from pathlib import Path
 SERVER = r"""
 import atexit, json, os, struct, sys, traceback
 import torch  # the second a fresh interpreter would spend, once
+# What torch imports lazily and a snippet meets at once: a module built on the meta device (as
+# a snippet that counts parameters builds one) imports torch._dynamo, another second a paste.
+# Imports only: the thread OpenBLAS starts with them stops for each fork (checked below).
+import torch._dynamo
 
 requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
 base_path = list(sys.path[1:])  # without the server's own '' (its folder)
