@@ -7,10 +7,9 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
-from support import ROOT
+from support import grade_cli
 
 from grader.result.schema import SCHEMA_PATH
 
@@ -92,10 +91,7 @@ def run(*args: str, env: dict | None = None, timeout: float = 600) -> subprocess
     """``grade ARGS`` from this checkout, with ``env`` added to (or, for None values, taken
     from) the environment."""
     full = {k: v for k, v in {**os.environ, **(env or {})}.items() if v is not None}
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=timeout, env=full,
-    )  # fmt: skip
+    return grade_cli(*args, env=full, timeout=timeout, module="grader.commands.cli")
 
 
 def answer(folder: Path, source: str) -> Path:

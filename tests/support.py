@@ -4,6 +4,7 @@ and grading them quickly (few examples per check)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,6 +78,22 @@ def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     from pastebox import BOX
 
     return BOX.run(snippet, cwd)
+
+
+def grade_cli(
+    *args: str,
+    cwd: Path = ROOT,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+    module: str = "grader",
+) -> subprocess.CompletedProcess:
+    """``python -m grader ARGS`` (or another ``module``) in ``cwd``, its output captured as
+    text: a whole command, its own process, forked from a warm interpreter that has imported
+    torch only (``tests/pastebox.py``). ``env``: its whole environment (default: this
+    process's)."""
+    from pastebox import run_module
+
+    return run_module(module, list(args), cwd, dict(os.environ) if env is None else env, timeout)
 
 
 def run_snippet(source: str, folder: Path) -> str:

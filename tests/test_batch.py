@@ -27,7 +27,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from nbsupport import solution_notebook
-from support import CORPUS, ROOT, SOLUTION, make_submission
+from support import CORPUS, ROOT, SOLUTION, grade_cli, make_submission
 
 from grader.result.schema import SCHEMA_PATH
 
@@ -36,18 +36,13 @@ SCHEMA = json.loads(SCHEMA_PATH.read_text())
 
 
 def batch(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "batch", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    return grade_cli(
+        "batch", *args, env={**os.environ, **(env or {})}, module="grader.commands.cli"
+    )
 
 
 def merge(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "merge", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-    )  # fmt: skip
+    return grade_cli("merge", *args, timeout=300, module="grader.commands.cli")
 
 
 GRADE = str(Path(sys.executable).with_name("grade"))

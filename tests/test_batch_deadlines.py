@@ -13,14 +13,13 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import tinypack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import ROOT, SOLUTION, grade_folder, make_submission
+from support import SOLUTION, grade_cli, grade_folder, make_submission
 
 from grader.batch import deadline
 from grader.batch.config import Settings, changes, pack_hash
@@ -45,11 +44,7 @@ def attention_params(cfg):
 
 
 def grade(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-        env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    return grade_cli(*args, env={**os.environ, **(env or {})}, module="grader.commands.cli")
 
 
 def gradebook(out: Path) -> dict[str, tuple]:

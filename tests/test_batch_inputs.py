@@ -7,8 +7,6 @@ import io
 import shutil
 import stat
 import struct
-import subprocess
-import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -17,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from nbsupport import solution_notebook
-from support import SOLUTION
+from support import SOLUTION, grade_cli
 
 from grader.batch.config import ConfigError, build_settings, read_config
 from grader.batch.entries import (
@@ -243,11 +241,13 @@ def test_a_file_that_must_not_run_is_said_in_the_students_words(tmp_path, data, 
     sub = open_path(tmp_path / "sub")
     assert sub.problems == {"4.1": f"exercises/ex4_1_parameter_counts.py {said}"}
     assert "4.1" not in sub.files
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", str(tmp_path / "sub"), "-e", "4.1"],
-        capture_output=True,
-        text=True,
+    proc = grade_cli(
+        str(tmp_path / "sub"),
+        "-e",
+        "4.1",
+        cwd=Path.cwd(),
         timeout=300,
+        module="grader.commands.cli",
     )
     assert proc.returncode == 1 and said in proc.stdout, proc.stdout + proc.stderr
 

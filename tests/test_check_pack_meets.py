@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import tinypack
 import torch
+from support import grade_cli
 
 from grader.authoring.pastes import PasteBox
 from grader.authoring.reproduced import near_noise, snippet_problem, snippet_problems
@@ -66,10 +66,7 @@ def broken_pack(folder: Path) -> Path:
 def test_check_pack_fails_on_a_leak_broken_snippets_and_an_unnamed_corpus_file(tmp_path):
     broken_pack(tmp_path)
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "check-pack", "tiny_pack", "--mutants", "0"],
-        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600,
-    )  # fmt: skip
+    proc = grade_cli("check-pack", "tiny_pack", "--mutants", "0", cwd=tmp_path, env=env)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
     lines = out.splitlines()

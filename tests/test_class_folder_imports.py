@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import csv
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support import grade_cli
 
 SOLUTION = Path(__file__).parent / "submissions" / "solution"
 STUB = Path(__file__).parents[1] / "exercises" / "ex3_1_weight_transfer.py"
@@ -41,13 +40,7 @@ def test_python_m_grader_in_the_class_folder(tmp_path):
     dist = klass / "evil-1.0.dist-info"
     dist.mkdir()
     (dist / "entry_points.txt").write_text("[grader.exercises]\nevil = nowhere\n")
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", ".", "-o", "../out", "-j", "2", "-e", "3.1"],
-        cwd=klass,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = grade_cli("batch", ".", "-o", "../out", "-j", "2", "-e", "3.1", cwd=klass)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     assert not list(marks.iterdir()), "code of the class folder ran in the grader's process"
     rows = {r["name"]: r for r in csv.DictReader((out / "gradebook.csv").open())}

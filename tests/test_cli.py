@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from support import CORPUS, ROOT, SOLUTION, make_submission
+from support import CORPUS, ROOT, SOLUTION, grade_cli, make_submission
 
 from grader.result.schema import SCHEMA_PATH
 
@@ -19,14 +19,7 @@ FAST = ["--max-examples", "4"]
 
 
 def grade(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
+    return grade_cli(*args, cwd=cwd, env=env, timeout=300, module="grader.commands.cli")
 
 
 def grade_here(capsys, *args: str) -> subprocess.CompletedProcess:
@@ -173,11 +166,8 @@ def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
     # Run as ``python -m grader.commands.cli`` the command line is ``__main__``: its errors must
     # still be the one class the subcommands raise (grader.shared.errors), not an "internal error".
     (tmp_path / "class").mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "batch", str(tmp_path / "class"), "-o",
-         str(tmp_path / "out"), "--shard", "1/2"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    proc = grade("batch", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--shard", "1/2",
+                 cwd=Path.cwd())  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr
 

@@ -14,12 +14,10 @@ import csv
 import io
 import re
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support import CORPUS, ROOT, make_submission
+from support import CORPUS, grade_cli, make_submission
 
 from grader.classview.roster import CLASSROOM, PLAIN, RosterError, match, read_roster
 from grader.commands.cli import main
@@ -45,11 +43,9 @@ def out(tmp_path_factory) -> Path:
     make_submission(subs / "hw1-bob", {"3.1": CORPUS / "ex3_1" / "wrong_reshape_not_transpose.py"})
     make_submission(subs / "stranger")
     (subs / "broken.zip").write_bytes(b"not a zip")
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "batch", str(subs), "-o", str(root / "out"),
-         *FAST],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+    proc = grade_cli(
+        "batch", str(subs), "-o", str(root / "out"), *FAST, module="grader.commands.cli"
+    )
     assert proc.returncode == 1, proc.stderr  # broken.zip is an error row
     return root / "out"
 

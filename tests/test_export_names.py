@@ -16,7 +16,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
@@ -24,7 +23,7 @@ import pytest
 import tinypack
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import ROOT
+from support import grade_cli
 
 from grader.batch.ledger import Ledger, file_stems, name_key
 from grader.commands.cli import main
@@ -113,10 +112,7 @@ def test_file_stems_never_clash(names):
 
 
 def grade(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+    return grade_cli(*args, module="grader.commands.cli")
 
 
 @pytest.mark.slow

@@ -24,7 +24,7 @@ import headstart
 import pytest
 import tinypack
 from nbsupport import solution_notebook
-from support import CORPUS, ROOT, grade_folder, make_submission
+from support import CORPUS, ROOT, grade_cli, grade_folder, make_submission
 
 from grader.editions.release import distinctive_lines, solution_leaks
 from grader.shared.registry import BY_ID, EXERCISES
@@ -156,11 +156,8 @@ def tiny_bundle(tmp_path_factory) -> tuple[Path, Path]:
     course = tmp_path_factory.mktemp("tiny") / "course"
     folder = tinypack.make_tiny_pack(course)
     out = course.parent / "tiny-autograder.zip"
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", "--pack", str(folder), "gradescope",
-         str(out), "--max-examples", "3"],
-        capture_output=True, text=True, cwd=ROOT, timeout=300,
-    )  # fmt: skip
+    proc = grade_cli("--pack", str(folder), "gradescope", str(out), "--max-examples", "3",
+                     timeout=300, module="grader.commands.cli")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "maximum, 10)" in proc.stdout
     return course, out

@@ -15,13 +15,12 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 from nbsupport import solution_source
-from support import make_submission
+from support import grade_cli, make_submission
 
 from grader.intake.submission import SubmissionError
 from grader.pipeline import open_path, open_zip
@@ -33,10 +32,7 @@ FAST = ["-e", FIRST.id, "--max-examples", "2", "--seed", "20241"]
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=600,
-    )  # fmt: skip
+    return grade_cli(*args, cwd=cwd, module="grader.commands.cli")
 
 
 def notebook(path: Path, first_source: str, tagged: bool = True) -> Path:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support import grade_cli
 
 import grader.commands.cli
 from grader.shared.course import packs
@@ -88,13 +88,7 @@ def test_a_batch_row_says_so(tmp_path):
     klass.mkdir()
     with_42(klass, FROM_THE_CHECKS_42, "mallory")
     shutil.copytree(SOLUTION, klass / "alice")
-    done = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", "class", "-o", "out", "-e", "4.2"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = grade_cli("batch", "class", "-o", "out", "-e", "4.2", cwd=tmp_path)
     assert done.returncode in (0, 1), done.stdout + done.stderr
     rows = {r["name"]: r for r in csv.DictReader((tmp_path / "out" / "gradebook.csv").open())}
     assert rows["alice"]["total"] == "10"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from nbsupport import seed_style_notebook, solution_notebook, solution_source, write_notebook
-from support import CORPUS, ROOT, TEST_MAX_EXAMPLES, grade_folder, make_submission
+from support import CORPUS, ROOT, TEST_MAX_EXAMPLES, grade_cli, grade_folder, make_submission
 
 from grader.intake.cells import CONTRACT, strip_magics
 from grader.intake.load import load_submission
@@ -176,13 +176,7 @@ def test_a_corrupt_or_non_notebook_file_is_one_clear_error(tmp_path, content, ne
     path.write_bytes(content)
     with pytest.raises(SubmissionError, match=needle):
         load_submission(path)
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", str(path)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-    )
+    proc = grade_cli(str(path), timeout=120, module="grader.commands.cli")
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 import ast
 import copy
 import subprocess
-import sys
 
 import nbformat
 import pytest
 import tinypack
 from nbsupport import solution_source
-from support import ROOT
+from support import ROOT, grade_cli
 
 from grader.editions.notebook import split_stub
 from grader.intake.load import load_submission
@@ -24,13 +23,7 @@ FIRST_PACK = read_pack(ROOT / "llm_pack")
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=300,
-    )
+    return grade_cli(*args, timeout=300, module="grader.commands.cli")
 
 
 @pytest.fixture(scope="module")

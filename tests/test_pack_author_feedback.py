@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import tinypack
+from support import grade_cli
 
 from grader.result.schema import CHECK_RAISED, GRADER_FAILED
 
@@ -22,14 +23,7 @@ from grader.result.schema import CHECK_RAISED, GRADER_FAILED
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd`` as a user runs it (no ``GRADER_PACK`` of the test's)."""
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=300,
-    )
+    return grade_cli(*args, cwd=cwd, env=env, timeout=300)
 
 
 def tiny(folder: Path, checks: str | None = None) -> Path:

@@ -14,11 +14,10 @@ import ast
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT
+from support import ROOT, grade_cli
 
 TODO = "TODO(pack)"
 
@@ -26,14 +25,7 @@ TODO = "TODO(pack)"
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd``, as a user runs it."""
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
-    return subprocess.run(
-        [sys.executable, "-m", "grader", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=900,
-    )
+    return grade_cli(*args, cwd=cwd, env=env, timeout=900)
 
 
 # --- filling the marked places -------------------------------------------------------------

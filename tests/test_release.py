@@ -23,7 +23,7 @@ from pathlib import Path
 import headstart
 import pytest
 import tinypack
-from support import ROOT, SOLUTION
+from support import ROOT, SOLUTION, grade_cli
 
 from grader.commands.cli import UsageError
 from grader.editions.release import (
@@ -41,14 +41,7 @@ FIRST_PACK = read_pack(ROOT / "llm_pack")
 
 
 def cli(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=600,
-    )
+    return grade_cli(*args, cwd=cwd, env=env, module="grader.commands.cli")
 
 
 @pytest.fixture(scope="module")

@@ -39,6 +39,9 @@ requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]
 base_path = list(sys.path[1:])  # without the server's own '' (its folder)
 
 def run(job):
+    if job.get("env") is not None:  # this paste's own environment (the server's otherwise)
+        os.environ.clear()
+        os.environ.update(job["env"])
     os.chdir(job["cwd"])
     sys.path[:] = [""] + base_path
     for fd, name in ((1, "out"), (2, "err")):
@@ -109,17 +112,21 @@ class PasteBox:
         os.close(rep_w)
         return proc
 
-    def run(self, snippet: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
+    def run(
+        self, snippet: str, cwd: Path, timeout: float = 300, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess:
         """``snippet`` run as ``python -c`` in ``cwd``; exit status -9 when it did not finish
-        within ``timeout`` seconds."""
+        within ``timeout`` seconds. ``env``: the snippet's environment instead of the box's
+        (read when the snippet runs; the interpreter was set up with the box's)."""
         if not hasattr(os, "fork"):  # no warm server without fork: a fresh interpreter
-            return fresh(snippet, cwd, self.env, timeout)
+            return fresh(snippet, cwd, self.env if env is None else env, timeout)
         with self._lock, tempfile.TemporaryDirectory(prefix="paste-") as tmp:
             if self._proc is None or self._proc.poll() is not None:
                 self._proc = self._start()
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             job = json.dumps(
-                {"snippet": snippet, "cwd": str(cwd), "out": str(out), "err": str(err)}
+                {"snippet": snippet, "cwd": str(cwd), "out": str(out), "err": str(err),
+                 "env": env}  # fmt: skip
             ).encode()
             os.write(self._req_w, struct.pack("!I", len(job)) + job)
             reply = _read_exact(self._rep_r, 4, timeout)
