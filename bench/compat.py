@@ -10,7 +10,7 @@ work set is graded there and with this interpreter (the reference: the README's 
 
 - the instructor solution, the bundled example submission and the untouched stubs (``grade``);
 - the solution as a student's notebook with demo cells after the answers, tagged and untagged;
-- every case of the corpus of wrong and unusual answers (``grade batch``, one per exercise).
+- every case of the corpus of wrong and unusual answers (one ``grade batch`` of them all).
 
 Every JSON result, less ``duration_s`` and ``torch_version``, must equal the reference's, but
 for the words of exceptions the answer raised (``your code raised RuntimeError: <torch's
@@ -69,7 +69,7 @@ IGNORED = ("duration_s", "torch_version")
 
 
 def work_set(dest: Path) -> tuple[dict[str, Path], dict[str, Path]]:
-    """(single grades: name -> path, corpus batches: exercise id -> folder of submissions)."""
+    """(single grades: name -> path, corpus batches: name -> folder of submissions)."""
     from nbsupport import solution_notebook
     from support import CORPUS, SOLUTION, corpus_cases
 
@@ -85,10 +85,13 @@ def work_set(dest: Path) -> tuple[dict[str, Path], dict[str, Path]]:
     shutil.copytree(SOLUTION, singles["solution"])
     shutil.copytree(ROOT / "examples" / "submission", singles["example"])
     shutil.copytree(ROOT / "exercises", singles["stubs"] / "exercises")
+    # One batch for the whole corpus (a batch's judges start once, not once per exercise): a
+    # submission per case, named EXERCISE-CASE, holding that exercise's file only.
     batches: dict[str, Path] = {}
     for case in corpus_cases():
-        folder = batches.setdefault(case.exercise_id, dest / f"corpus-{case.exercise_id}")
-        sub = folder / case.path.relative_to(CORPUS).with_suffix("").name / "exercises"
+        folder = batches.setdefault("corpus", dest / "corpus")
+        name = f"{case.exercise_id}-{case.path.relative_to(CORPUS).with_suffix('').name}"
+        sub = folder / name / "exercises"
         sub.mkdir(parents=True)
         shutil.copyfile(case.path, sub / BY_ID[case.exercise_id].filename)
     return singles, batches
@@ -116,19 +119,23 @@ def grade_everything(grade: list[str], singles: dict, batches: dict, out: Path) 
             results[name] = json.loads(proc.stdout)
         except ValueError:
             results[name] = {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"}
-    for ex_id, folder in batches.items():
-        target = out / f"batch-{ex_id}"
+    for batch, folder in batches.items():
+        target = out / f"batch-{batch}"
         proc = subprocess.run(
-            [*grade, "batch", str(folder), "-o", str(target), "-e", ex_id, "--seed", SEED],
+            [*grade, "batch", str(folder), "-o", str(target), "--seed", SEED],
             capture_output=True,
             text=True,
             env=env,
             timeout=1800,
         )
         for path in sorted((target / "results").glob("*.json")):
-            results[f"corpus {ex_id} {path.stem}"] = json.loads(path.read_text())
+            ex_id, _, case = path.stem.partition("-")
+            result = json.loads(path.read_text())
+            # the case's exercise: the others are missing from its submission, in every run
+            result["exercises"] = [e for e in result["exercises"] if e["id"] == ex_id]
+            results[f"corpus {ex_id} {case}"] = result
         if proc.returncode not in (0, 1):
-            results[f"corpus {ex_id}"] = {"error": f"exit {proc.returncode}: {proc.stderr[-300:]}"}
+            results[batch] = {"error": f"exit {proc.returncode}: {proc.stderr[-300:]}"}
     return {"results": results, "stderr": stderr}
 
 
