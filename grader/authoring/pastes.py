@@ -32,8 +32,12 @@ import atexit, json, os, struct, sys, traceback
 import torch  # the second a fresh interpreter would spend, once
 # What torch imports lazily and a snippet meets at once: a module built on the meta device (as
 # a snippet that counts parameters builds one) imports torch._dynamo, another second a paste.
-# Imports only: the thread OpenBLAS starts with them stops for each fork (checked below).
-import torch._dynamo
+# Imports only: the thread OpenBLAS starts with them stops for each fork (checked below). A
+# torch whose dynamo refuses this Python refuses it in the snippet too, as a fresh one would.
+try:
+    import torch._dynamo
+except Exception:
+    pass
 
 requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
 base_path = list(sys.path[1:])  # without the server's own '' (its folder)
