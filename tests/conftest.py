@@ -91,6 +91,7 @@ def shared_fork_server():
     from grader.judge.launch.starter import prestart
 
     prestart()
+    import pastebox  # noqa: F401  (its boxes take this environment, before a test changes it)
 
 
 @pytest.fixture

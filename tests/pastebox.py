@@ -29,10 +29,99 @@ def fresh(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
 
 # `grade` as the tests run it (``support.grade_cli``): ``python -m grader ARGS`` forked from a
 # second warm interpreter, started with this process's environment (no PYTHONPATH added), so
-# that each command skips the second a fresh interpreter spends importing torch. The grader is
-# imported afresh in every child, as in a new process; only what the interpreter reads as it
-# starts (PYTHON*, the locale) must be the box's, or the command runs in a fresh interpreter.
-GRADE_BOX = pastes.PasteBox(dict(os.environ))
+# that each command skips the second a fresh interpreter spends importing torch. Only what the
+# interpreter reads as it starts (PYTHON*, the locale) must be the box's, or the command runs
+# in a fresh interpreter. The box has imported no pack, no judge and no check: the command
+# imports them, and resolves its course, as a new process does.
+#
+# And the second `grade` spends starting its fork server (a fresh interpreter importing torch:
+# the sandbox's template): the box starts templates itself, a few channels each
+# (``ForkServer.shared``), and hands a command a channel no command had before, as a template
+# of its own (``take_over``, as a batch's judge does; its exit closes the channel, which ends
+# the workers it started), when the template is the one the command would start: the same
+# command line (``sys.path``: the command's folder is on it when the grader is imported from
+# there), the same environment for it and its workers, its home in the same TMPDIR, and the
+# course every installed pack. Otherwise the command starts its own, as `grade` does.
+GRADE_PRELUDE = r"""
+import os, tempfile
+from contextlib import contextmanager
+from grader.judge.launch import starter
+from grader.judge.launch.forkserver import ForkServer
+from grader.protocol.boot import fork_server_arguments, worker_environment
+from grader.shared import course
+
+os.environ.clear()  # as the box was started (torch._dynamo sets TORCHINDUCTOR_CACHE_DIR)
+os.environ.update(STARTING_ENV)
+CHANNELS = 6
+templates = {}  # what a template is (``template_of``) -> its channels no command has had
+retired = []  # the processes of templates with no channel left to hand out, until they exit
+
+@contextmanager
+def as_command(job):
+    # The box as the command's process is when it starts its fork server: its folder, its
+    # environment, ``sys.path`` beginning with that folder.
+    cwd, env = os.getcwd(), dict(os.environ)
+    os.chdir(job["cwd"])
+    if job.get("env") is not None:
+        os.environ.clear()
+        os.environ.update(job["env"])
+    tempfile.tempdir = None
+    course.use(None)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        tempfile.tempdir = None
+        course.use(None)
+
+def template_of():
+    config = {"fds": [], "disable": [], "spares": 1, "refill": True}
+    env = worker_environment("", course.child_environment())
+    return repr((fork_server_arguments(config), sorted(env.items()), tempfile.gettempdir(),
+                 os.environ.get("GRADER_SANDBOX_DEBUG")))
+
+def before_fork(job):
+    try:
+        return channel_for(job)
+    except Exception:  # what the command meets itself (an installed pack that is broken...)
+        return None
+
+def channel_for(job):
+    retired[:] = [process for process in retired if process.poll() is None]
+    with as_command(job):
+        if course.CHOSEN in os.environ:
+            return None
+        key = template_of()
+        for other in [k for k in templates if k != key]:  # one template waits at a time
+            for channel in templates.pop(other):
+                channel.let_go()
+                retired.append(channel._process)
+        channels = templates.get(key)
+        if channels and channels[0]._process.poll() is not None:  # it ended: another
+            channels.clear()
+        if not channels:
+            channels = templates[key] = ForkServer.shared(CHANNELS, spares=1)
+    channel = channels.pop(0)
+    if not channels:
+        del templates[key]
+        retired.append(channel._process)
+    return channel
+
+def in_child(job, channel):
+    for channels in templates.values():
+        for other in channels:
+            other.let_go()
+    if channel is not None:
+        course.use(None)  # resolved from the command's own environment, as in a new process
+        starter.take_over_default_server(channel)
+
+def after_fork(job, channel):
+    if channel is not None:
+        channel.let_go()
+"""
+GRADE_BOX = pastes.PasteBox(dict(os.environ), prelude=GRADE_PRELUDE)
 STARTUP = ("PYTHON", "LC_", "LANG")
 RUN_MODULE = (
     "import runpy, sys\n"
@@ -46,12 +135,18 @@ def _startup(env: dict[str, str]) -> dict[str, str]:
 
 
 def run_module(
-    module: str, args: list[str], cwd: Path, env: dict[str, str], timeout: float
+    module: str,
+    args: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    fresh: bool = False,
 ) -> subprocess.CompletedProcess:
     """``python -m MODULE ARGS`` in ``cwd`` with ``env``: forked from ``GRADE_BOX`` where the
-    environment allows, else in a fresh interpreter; exit status -9 past ``timeout``."""
+    environment allows and not ``fresh``, else in a fresh interpreter; exit status -9 past
+    ``timeout``."""
     command = [sys.executable, "-m", module, *args]
-    if not hasattr(os, "fork") or _startup(env) != _startup(GRADE_BOX.env):
+    if fresh or not hasattr(os, "fork") or _startup(env) != _startup(GRADE_BOX.env):
         return subprocess.run(
             command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
         )

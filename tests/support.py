@@ -86,14 +86,17 @@ def grade_cli(
     env: dict[str, str] | None = None,
     timeout: float = 600,
     module: str = "grader",
+    fresh: bool = False,
 ) -> subprocess.CompletedProcess:
     """``python -m grader ARGS`` (or another ``module``) in ``cwd``, its output captured as
     text: a whole command, its own process, forked from a warm interpreter that has imported
-    torch only (``tests/pastebox.py``). ``env``: its whole environment (default: this
-    process's)."""
+    torch (and started its fork servers) only (``tests/pastebox.py``). ``env``: its whole
+    environment (default: this process's). ``fresh``: in a fresh interpreter, starting its
+    own fork server (for a test of what a command leaves behind)."""
     from pastebox import run_module
 
-    return run_module(module, list(args), cwd, dict(os.environ) if env is None else env, timeout)
+    env = dict(os.environ) if env is None else env
+    return run_module(module, list(args), cwd, env, timeout, fresh=fresh)
 
 
 def run_snippet(source: str, folder: Path) -> str:

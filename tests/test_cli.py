@@ -144,9 +144,10 @@ def test_grading_leaves_nothing_behind(tmp_path):
     work, tmp = tmp_path / "work", tmp_path / "tmp"
     work.mkdir()
     tmp.mkdir()
-    proc = grade(
+    proc = grade_cli(
         str(SOLUTION), "-e", "3.1", *FAST, "--format", "json",
-        cwd=work, env={**os.environ, "TMPDIR": str(tmp)},
+        cwd=work, env={**os.environ, "TMPDIR": str(tmp)}, module="grader.commands.cli",
+        fresh=True,  # its own fork server, to see that it is gone
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 10

@@ -29,6 +29,7 @@ from pathlib import Path
 
 SERVER = r"""
 import atexit, json, os, struct, sys, traceback
+STARTING_ENV = dict(os.environ)  # for a prelude: importing torch._dynamo sets a variable
 import torch  # the second a fresh interpreter would spend, once
 # What torch imports lazily and a snippet meets at once: a module built on the meta device (as
 # a snippet that counts parameters builds one) imports torch._dynamo, another second a paste.
@@ -42,12 +43,27 @@ except Exception:
 requests, replies = os.fdopen(int(sys.argv[1]), "rb"), os.fdopen(int(sys.argv[2]), "wb")
 base_path = list(sys.path[1:])  # without the server's own '' (its folder)
 
-def run(job):
+# What a prelude (``PasteBox(prelude=...)``) may replace: a value the server prepares for a
+# job before it forks, which the child gets (its environment and folder already the job's)
+# and the server lets go of after the fork.
+def before_fork(job):
+    return None
+
+def in_child(job, token):
+    pass
+
+def after_fork(job, token):
+    pass
+
+exec(sys.argv[3], globals())
+
+def run(job, token):
     if job.get("env") is not None:  # this paste's own environment (the server's otherwise)
         os.environ.clear()
         os.environ.update(job["env"])
     os.chdir(job["cwd"])
     sys.path[:] = [""] + base_path
+    in_child(job, token)
     for fd, name in ((1, "out"), (2, "err")):
         target = os.open(job[name], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.dup2(target, fd)
@@ -78,11 +94,13 @@ while True:
     if len(head) < 4:
         break
     job = json.loads(requests.read(struct.unpack("!I", head)[0]))
+    token = before_fork(job)
     child = os.fork()
     if child == 0:
         requests.close()
         replies.close()
-        run(job)
+        run(job, token)
+    after_fork(job, token)
     # as Python 3.12+ counts them for its warning (where the kernel says; elsewhere trusted)
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     assert threads == 1, f"the paste box forked while it ran {threads} threads"
@@ -95,18 +113,21 @@ while True:
 class PasteBox:
     """One warm server; ``run`` pastes a snippet into it (one snippet at a time). ``env`` is
     the environment the snippets run in (default: this process's, without ``GRADER_PACK``, as
-    a student's fresh shell has it)."""
+    a student's fresh shell has it). ``prelude``: code the server runs once before it serves;
+    it may define ``before_fork(job)``, ``in_child(job, token)`` and ``after_fork(job, token)``
+    (``SERVER``), and must leave the server without threads."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, prelude: str = "") -> None:
         self._lock = threading.Lock()
         self._proc: subprocess.Popen | None = None
         self.env = dict(env) if env is not None else pasting_env()
+        self.prelude = prelude
 
     def _start(self) -> subprocess.Popen:
         req_r, self._req_w = os.pipe()
         self._rep_r, rep_w = os.pipe()
         proc = subprocess.Popen(
-            [sys.executable, "-c", SERVER, str(req_r), str(rep_w)],
+            [sys.executable, "-c", SERVER, str(req_r), str(rep_w), self.prelude],
             pass_fds=(req_r, rep_w),
             cwd=tempfile.gettempdir(),
             env=self.env,
@@ -129,8 +150,13 @@ class PasteBox:
                 self._proc = self._start()
             out, err = Path(tmp) / "out", Path(tmp) / "err"
             job = json.dumps(
-                {"snippet": snippet, "cwd": str(cwd), "out": str(out), "err": str(err),
-                 "env": env}  # fmt: skip
+                {
+                    "snippet": snippet,
+                    "cwd": str(cwd),
+                    "out": str(out),
+                    "err": str(err),
+                    "env": env,
+                }  # fmt: skip
             ).encode()
             os.write(self._req_w, struct.pack("!I", len(job)) + job)
             reply = _read_exact(self._rep_r, 4, timeout)
