@@ -41,7 +41,9 @@ def fresh(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
 # the workers it started), when the template is the one the command would start: the same
 # command line (``sys.path``: the command's folder is on it when the grader is imported from
 # there), the same environment for it and its workers, its home in the same TMPDIR, and the
-# course every installed pack. Otherwise the command starts its own, as `grade` does.
+# course every installed pack. Otherwise the command starts its own, as `grade` does. These
+# templates keep no spare workers (a command may never grade: a usage error), and fork each
+# worker when it is asked for.
 GRADE_PRELUDE = r"""
 import os, tempfile
 from contextlib import contextmanager
@@ -77,7 +79,7 @@ def as_command(job):
         course.use(None)
 
 def template_of():
-    config = {"fds": [], "disable": [], "spares": 1, "refill": True}
+    config = {"fds": [], "disable": [], "spares": 0, "refill": True}
     env = worker_environment("", course.child_environment())
     return repr((fork_server_arguments(config), sorted(env.items()), tempfile.gettempdir(),
                  os.environ.get("GRADER_SANDBOX_DEBUG")))
@@ -102,7 +104,7 @@ def channel_for(job):
         if channels and channels[0]._process.poll() is not None:  # it ended: another
             channels.clear()
         if not channels:
-            channels = templates[key] = ForkServer.shared(CHANNELS, spares=1)
+            channels = templates[key] = ForkServer.shared(CHANNELS, spares=0)  # on demand
     channel = channels.pop(0)
     if not channels:
         del templates[key]
