@@ -156,7 +156,7 @@ class PasteBox:
                     "out": str(out),
                     "err": str(err),
                     "env": env,
-                }  # fmt: skip
+                }
             ).encode()
             os.write(self._req_w, struct.pack("!I", len(job)) + job)
             reply = _read_exact(self._rep_r, 4, timeout)
