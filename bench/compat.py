@@ -68,8 +68,8 @@ IGNORED = ("duration_s", "torch_version")
 # --- the work set ---------------------------------------------------------------------------
 
 
-def work_set(dest: Path) -> tuple[dict[str, Path], dict[str, Path]]:
-    """(single grades: name -> path, corpus batches: name -> folder of submissions)."""
+def work_set(dest: Path) -> tuple[dict[str, Path], Path]:
+    """(single grades: name -> path, the corpus: a folder of submissions for one batch)."""
     from nbsupport import solution_notebook
     from support import CORPUS, SOLUTION, corpus_cases
 
@@ -87,20 +87,19 @@ def work_set(dest: Path) -> tuple[dict[str, Path], dict[str, Path]]:
     shutil.copytree(ROOT / "exercises", singles["stubs"] / "exercises")
     # One batch for the whole corpus (a batch's judges start once, not once per exercise): a
     # submission per case, named EXERCISE-CASE, holding that exercise's file only.
-    batches: dict[str, Path] = {}
+    corpus = dest / "corpus"
     for case in corpus_cases():
-        folder = batches.setdefault("corpus", dest / "corpus")
         name = f"{case.exercise_id}-{case.path.relative_to(CORPUS).with_suffix('').name}"
-        sub = folder / name / "exercises"
+        sub = corpus / name / "exercises"
         sub.mkdir(parents=True)
         shutil.copyfile(case.path, sub / BY_ID[case.exercise_id].filename)
-    return singles, batches
+    return singles, corpus
 
 
 # --- grading in one environment -------------------------------------------------------------
 
 
-def grade_everything(grade: list[str], singles: dict, batches: dict, out: Path) -> dict:
+def grade_everything(grade: list[str], singles: dict, corpus: Path, out: Path) -> dict:
     """Every result of the work set graded with the ``grade`` command given, and what each
     single grade printed on stderr."""
     results: dict[str, dict] = {}
@@ -119,23 +118,22 @@ def grade_everything(grade: list[str], singles: dict, batches: dict, out: Path) 
             results[name] = json.loads(proc.stdout)
         except ValueError:
             results[name] = {"error": f"exit {proc.returncode}: {proc.stderr.strip()[-300:]}"}
-    for batch, folder in batches.items():
-        target = out / f"batch-{batch}"
-        proc = subprocess.run(
-            [*grade, "batch", str(folder), "-o", str(target), "--seed", SEED],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=1800,
-        )
-        for path in sorted((target / "results").glob("*.json")):
-            ex_id, _, case = path.stem.partition("-")
-            result = json.loads(path.read_text())
-            # the case's exercise: the others are missing from its submission, in every run
-            result["exercises"] = [e for e in result["exercises"] if e["id"] == ex_id]
-            results[f"corpus {ex_id} {case}"] = result
-        if proc.returncode not in (0, 1):
-            results[batch] = {"error": f"exit {proc.returncode}: {proc.stderr[-300:]}"}
+    target = out / "batch-corpus"
+    proc = subprocess.run(
+        [*grade, "batch", str(corpus), "-o", str(target), "--seed", SEED],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
+    )
+    for path in sorted((target / "results").glob("*.json")):
+        ex_id, _, case = path.stem.partition("-")
+        result = json.loads(path.read_text())
+        # the case's exercise: the others are missing from its submission, in every run
+        result["exercises"] = [e for e in result["exercises"] if e["id"] == ex_id]
+        results[f"corpus {ex_id} {case}"] = result
+    if proc.returncode not in (0, 1):
+        results["corpus"] = {"error": f"exit {proc.returncode}: {proc.stderr[-300:]}"}
     return {"results": results, "stderr": stderr}
 
 
@@ -285,12 +283,12 @@ def parse_env(text: str) -> tuple[str, str, str]:
 Row = tuple[str, str, str, str, str, float]  # Python, torch, hypothesis, marks, vs, seconds
 
 
-def run_environment(spec: tuple[str, str, str], args, reference: dict, work: tuple) -> Row:
-    """Grade the work set in one environment; its row, its last column saying FAILED where it
-    failed (``work``: the singles, the batches, the temporary folder, the reference's dropout
-    masks and hypothesis release)."""
+def grade_in(spec: tuple[str, str, str], args, work: tuple) -> tuple | Row:
+    """Build (or reuse) the environment ``spec`` and grade the work set there: (its versions,
+    its run, the seconds taken), or its row when it cannot be built (``work``: the singles, the
+    corpus, the temporary folder)."""
     version, torch_spec, hypothesis_spec = spec
-    singles, batches, tmp, masks, reference_hypothesis = work
+    singles, corpus, tmp = work
     began = time.monotonic()
     base = find_python(version, dict(item.split("=", 1) for item in args.python))
     if base is None:
@@ -301,8 +299,15 @@ def run_environment(spec: tuple[str, str, str], args, reference: dict, work: tup
     except (RuntimeError, subprocess.CalledProcessError) as exc:
         return (version, torch_spec, hypothesis_spec, "-", f"not installed: {exc}", 0.0)
     label = f"py{version}-{torch_version}-{hypothesis_version}"
-    run = grade_everything([str(venv / "bin" / "grade")], singles, batches, tmp / label)
-    other_examples = hypothesis_version != reference_hypothesis
+    run = grade_everything([str(venv / "bin" / "grade")], singles, corpus, tmp / label)
+    return (version, torch_version, hypothesis_version, venv), run, time.monotonic() - began
+
+
+def compare(graded: tuple, reference: dict, masks: str, reference_hypothesis: str) -> Row:
+    """The row of one environment graded (``grade_in``), its last column saying FAILED where
+    it differs from the ``reference`` run (whose torch draws dropout ``masks``)."""
+    (version, torch_version, hypothesis_version, venv), run, seconds = graded
+    other_examples = hypothesis_version != reference_hypothesis  # it draws other examples
     diffs, text, quoted, shrunk = differences(reference, run, other_examples)
     marks = full_marks(run)
     # The grader's words may differ only where this torch draws other dropout masks than the
@@ -316,15 +321,12 @@ def run_environment(spec: tuple[str, str, str], args, reference: dict, work: tup
         same += f"; {len(quoted)} differ in torch's own exception messages only"
     if shrunk:
         same += f"; {len(shrunk)} show other counterexamples (this hypothesis shrinks otherwise)"
-    if not (text or quoted or shrunk):
-        same += ", same JSON"
+    same += "" if text or quoted or shrunk else ", same JSON"
     print(f"Python {version}, torch {torch_version}, hypothesis {hypothesis_version}: {same}")
     for diff in [*diffs, *text, *quoted, *shrunk][:12]:
         print(f"    {diff}", flush=True)
     ok = not (diffs or marks or (text and not other_masks))
-    marks_text = "; ".join(marks) or "yes"
-    row = (version, torch_version, hypothesis_version, marks_text, same,
-           time.monotonic() - began)  # fmt: skip
+    row = (version, torch_version, hypothesis_version, "; ".join(marks) or "yes", same, seconds)
     return row if ok else (*row[:4], f"FAILED: {same}", row[5])
 
 
@@ -345,23 +347,25 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="compat-") as tmp:
         work = Path(tmp)
-        singles, batches = work_set(work / "work")
+        singles, corpus = work_set(work / "work")  # graded in every environment
         os.chdir(work)  # the same working folder for every environment: the same snippets
         began = time.monotonic()
-        reference = grade_everything(grade_command(), singles, batches, work / "ref")
+        # One environment after the other: a grade keeps both cores nearly busy already (two
+        # at once took as long, with more CPU).
+        reference = grade_everything(grade_command(), singles, corpus, work / "ref")
+        seconds = time.monotonic() - began
+        graded = [grade_in(spec, args, (singles, corpus, work)) for spec in wanted]
         if args.dump:
             args.dump.write_text(json.dumps(reference, indent=1, sort_keys=True))
         version = ".".join(map(str, sys.version_info[:2]))
         marks = "; ".join(full_marks(reference)) or "yes"
         versions = (torch.__version__.split("+")[0], hypothesis.__version__)
-        rows: list[Row] = [(f"{version} (reference)", *versions, marks, "-",
-                            time.monotonic() - began)]  # fmt: skip
+        rows: list[Row] = [(f"{version} (reference)", *versions, marks, "-", seconds)]
         count = len(reference["results"])
-        print(f"reference: Python {version}, torch {versions[0]}, hypothesis {versions[1]}: "
-              f"{count} results", flush=True)  # fmt: skip
+        print(f"reference: Python {version}, torch {versions[0]}, {count} results", flush=True)
         failed = bool(full_marks(reference))
-        context = (singles, batches, work, dropout_masks(sys.executable), versions[1])
-        rows += [run_environment(spec, args, reference, context) for spec in wanted]
+        masks = dropout_masks(sys.executable)
+        rows += [g if len(g) != 3 else compare(g, reference, masks, versions[1]) for g in graded]
     outcomes = [not row[4].startswith(("FAILED", "no Python", "not installed")) for row in rows[1:]]
     table = render(rows, count)
     print(table)
@@ -378,11 +382,8 @@ def grade_command() -> list[str]:
 
 
 def render(rows: list[Row], count: int) -> str:
-    lines = [
-        f"| Python | torch | hypothesis | solution and its notebooks 60/60 | {count} results "
-        "vs the reference | time |",
-        "|---|---|---|---|---|---|",
-    ]
+    head = f"| Python | torch | hypothesis | solution and its notebooks 60/60 | {count} results "
+    lines = [head + "vs the reference | time |", "|---|---|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} | {e} | {f:.0f} s |" for a, b, c, d, e, f in rows]
     return "\n".join(lines)
 
