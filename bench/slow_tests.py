@@ -47,7 +47,11 @@ def main() -> None:
     text = LIST.read_text(encoding="utf-8")
     head, _, listed = text.partition(MEASURED)
     kept = [line for line in listed.splitlines()[1:] if line.strip()] if args.add else []
-    ids = sorted(set(kept) | set(slow_ids(args.report, args.over)))
+    by_hand = tuple(i.strip() for i in head.splitlines() if i.strip() and not i.startswith("#"))
+    # an id the hand-kept part names already (itself, or a start of it) is not listed twice
+    ids = sorted(
+        i for i in set(kept) | set(slow_ids(args.report, args.over)) if not i.startswith(by_hand)
+    )
     LIST.write_text(
         f"{head}{MEASURED} over {args.over:g} s in a run of the whole suite "
         f"(bench/slow_tests.py)\n" + "".join(f"{i}\n" for i in ids),
