@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from grader.authoring import pastes
@@ -145,12 +146,16 @@ def run_module(
     fresh: bool = False,
 ) -> subprocess.CompletedProcess:
     """``python -m MODULE ARGS`` in ``cwd`` with ``env``: forked from ``GRADE_BOX`` where the
-    environment allows and not ``fresh``, else in a fresh interpreter; exit status -9 past
-    ``timeout``."""
+    environment allows and not ``fresh``, else in a fresh interpreter. Past ``timeout`` it
+    raises ``subprocess.TimeoutExpired`` either way: a hung command is never an exit status
+    that a test of a failing command could take for the failure it expects."""
     command = [sys.executable, "-m", module, *args]
     if fresh or not hasattr(os, "fork") or _startup(env) != _startup(GRADE_BOX.env):
         return subprocess.run(
             command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout
         )
+    began = time.monotonic()
     done = GRADE_BOX.run(RUN_MODULE.format(args=list(args), module=module), cwd, timeout, env)
+    if done.returncode == -9 and time.monotonic() - began >= timeout:  # the box killed it
+        raise subprocess.TimeoutExpired(command, timeout, done.stdout, done.stderr)
     return subprocess.CompletedProcess(command, done.returncode, done.stdout, done.stderr)

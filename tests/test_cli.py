@@ -235,3 +235,14 @@ def test_a_grade_asks_for_a_worker_per_exercise_it_will_run(present, selected, w
 
     submission = Submission("s", ROOT, {ex: ROOT / f"{ex}.py" for ex in present})
     assert workers_needed(selected, submission) == workers
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["borrowed", "fresh"])
+def test_a_command_past_its_timeout_is_a_timeout_not_an_exit_status(tmp_path, fresh):
+    """The tests' way to run a command (forked from the warm box, or fresh) raises on a hang:
+    a test that expects a failing exit status never passes on a command that hung."""
+    hang = ("-n", "1", "import time; time.sleep(30)")
+    with pytest.raises(subprocess.TimeoutExpired):
+        grade_cli(*hang, cwd=tmp_path, timeout=2, module="timeit", fresh=fresh)
+    done = grade_cli("-n", "1", "pass", cwd=tmp_path, timeout=60, module="timeit", fresh=fresh)
+    assert done.returncode == 0 and "loop" in done.stdout
