@@ -63,6 +63,11 @@ def test_read_roots_come_from_the_installation_not_from_sys_path(tmp_path, monke
     (course / "lib").mkdir(parents=True)
     monkeypatch.chdir(course)
     monkeypatch.setattr(sys, "path", ["", str(course), str(course / "lib"), *sys.path])
+    # The fork server works these out in a fresh interpreter that never imports the stubs'
+    # package; this test process may have (tests/test_stubs.py), and each package imported
+    # counts (``module_paths``).
+    for name in [n for n in sys.modules if n == "exercises" or n.startswith("exercises.")]:
+        monkeypatch.delitem(sys.modules, name)
     found = roots.runtime_paths()
     readable = found + roots.SYSTEM_READ
     for needed in (torch.__file__, os.__file__, grader.__file__, reference.__file__, json.__file__):
