@@ -39,9 +39,11 @@ GRADED_3_2 = (
 
 
 def solution_mutants() -> st.SearchStrategy[Mutant]:
-    """Any mutant of any of the six solutions."""
-    every = [m for e in EXERCISES for m in mutate.exercise_mutants(e.id)]
-    return st.sampled_from(every)
+    """Any mutant of any of the six solutions (made when the test first draws one, not when
+    the module is collected: each test process collects it, one runs it)."""
+    return st.deferred(
+        lambda: st.sampled_from([m for e in EXERCISES for m in mutate.exercise_mutants(e.id)])
+    )
 
 
 def small_functions() -> st.SearchStrategy[str]:
