@@ -8,14 +8,13 @@ also held on their own, fast."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 import tinypack
 import torch
-from support import grade_cli
+from support import grade_cli, without_pack_env
 
 from grader.authoring.pastes import PasteBox
 from grader.authoring.reproduced import near_noise, snippet_problem, snippet_problems
@@ -65,7 +64,7 @@ def broken_pack(folder: Path) -> Path:
 
 def test_check_pack_fails_on_a_leak_broken_snippets_and_an_unnamed_corpus_file(tmp_path):
     broken_pack(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    env = without_pack_env()
     proc = grade_cli("check-pack", "tiny_pack", "--mutants", "0", cwd=tmp_path, env=env)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr

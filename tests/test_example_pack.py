@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, grade_cli
+from support import ROOT, grade_cli, without_pack_env
 from test_gradescope_bundle import run_autograder, simulated_root
 
 COURSE = ROOT / "examples" / "ch5-pack"
@@ -34,10 +33,6 @@ FILES = {
 }
 
 pytestmark = pytest.mark.slow
-
-
-def without_pack_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -8,21 +8,20 @@ of ``tests/tinypack.py``, changed as the test needs."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import tinypack
-from support import grade_cli
+from support import grade_cli, without_pack_env
 
 from grader.result.schema import CHECK_RAISED, GRADER_FAILED
 
 
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd`` as a user runs it (no ``GRADER_PACK`` of the test's)."""
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    env = without_pack_env()
     return grade_cli(*args, cwd=cwd, env=env, timeout=300)
 
 
@@ -82,7 +81,7 @@ def test_an_authors_check_raising_anything_else_gets_no_gradient_advice(tmp_path
 
 def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     """``python -c SNIPPET`` in ``cwd``, as a student pastes it: no ``GRADER_PACK``."""
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    env = without_pack_env()
     return subprocess.run(
         [sys.executable, "-c", snippet], capture_output=True, text=True, cwd=cwd, env=env,
         timeout=120,

@@ -11,20 +11,19 @@ does not know fails it)."""
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from support import ROOT, grade_cli
+from support import ROOT, grade_cli, without_pack_env
 
 TODO = "TODO(pack)"
 
 
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd``, as a user runs it."""
-    env = {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
+    env = without_pack_env()
     return grade_cli(*args, cwd=cwd, env=env, timeout=900)
 
 
