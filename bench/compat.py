@@ -47,6 +47,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from compat_envs import PYTHONS, default_cache, environment, find_python, use_hypothesis
 
@@ -283,7 +284,15 @@ def parse_env(text: str) -> tuple[str, str, str]:
 Row = tuple[str, str, str, str, str, float]  # Python, torch, hypothesis, marks, vs, seconds
 
 
-def grade_in(spec: tuple[str, str, str], args, work: tuple) -> tuple | Row:
+class Graded(NamedTuple):
+    """The work set graded in one environment (``grade_in``), to ``compare``."""
+
+    versions: tuple[str, str, str, Path]  # Python, torch, hypothesis, the venv
+    run: dict
+    seconds: float
+
+
+def grade_in(spec: tuple[str, str, str], args, work: tuple) -> Graded | Row:
     """Build (or reuse) the environment ``spec`` and grade the work set there: (its versions,
     its run, the seconds taken), or its row when it cannot be built (``work``: the singles, the
     corpus, the temporary folder)."""
@@ -300,10 +309,10 @@ def grade_in(spec: tuple[str, str, str], args, work: tuple) -> tuple | Row:
         return (version, torch_spec, hypothesis_spec, "-", f"not installed: {exc}", 0.0)
     label = f"py{version}-{torch_version}-{hypothesis_version}"
     run = grade_everything([str(venv / "bin" / "grade")], singles, corpus, tmp / label)
-    return (version, torch_version, hypothesis_version, venv), run, time.monotonic() - began
+    return Graded((version, torch_version, hypothesis_version, venv), run, time.monotonic() - began)
 
 
-def compare(graded: tuple, reference: dict, masks: str, reference_hypothesis: str) -> Row:
+def compare(graded: Graded, reference: dict, masks: str, reference_hypothesis: str) -> Row:
     """The row of one environment graded (``grade_in``), its last column saying FAILED where
     it differs from the ``reference`` run (whose torch draws dropout ``masks``)."""
     (version, torch_version, hypothesis_version, venv), run, seconds = graded
@@ -350,8 +359,7 @@ def main() -> int:
         singles, corpus = work_set(work / "work")  # graded in every environment
         os.chdir(work)  # the same working folder for every environment: the same snippets
         began = time.monotonic()
-        # One environment after the other: a grade keeps both cores nearly busy already (two
-        # at once took as long, with more CPU).
+        # One environment after the other (two at once took as long, with more CPU).
         reference = grade_everything(grade_command(), singles, corpus, work / "ref")
         seconds = time.monotonic() - began
         graded = [grade_in(spec, args, (singles, corpus, work)) for spec in wanted]
@@ -364,8 +372,8 @@ def main() -> int:
         count = len(reference["results"])
         print(f"reference: Python {version}, torch {versions[0]}, {count} results", flush=True)
         failed = bool(full_marks(reference))
-        masks = dropout_masks(sys.executable)
-        rows += [g if len(g) != 3 else compare(g, reference, masks, versions[1]) for g in graded]
+        against = (reference, dropout_masks(sys.executable), versions[1])
+        rows += [compare(g, *against) if isinstance(g, Graded) else g for g in graded]
     outcomes = [not row[4].startswith(("FAILED", "no Python", "not installed")) for row in rows[1:]]
     table = render(rows, count)
     print(table)

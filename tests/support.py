@@ -80,12 +80,6 @@ def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     return BOX.run(snippet, cwd)
 
 
-def without_pack_env() -> dict[str, str]:
-    """This process's environment without ``GRADER_PACK``: a user's shell, where a command
-    finds its pack from its folder or its installation."""
-    return {k: v for k, v in os.environ.items() if k != "GRADER_PACK"}
-
-
 def grade_cli(
     *args: str,
     cwd: Path = ROOT,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import tinypack
 import torch
-from support import grade_cli, without_pack_env
+from support import grade_cli
 
-from grader.authoring.pastes import PasteBox
+from grader.authoring.pastes import PasteBox, pasting_env
 from grader.authoring.reproduced import near_noise, snippet_problem, snippet_problems
 from grader.judge.properties import CheckFailed, assert_close
 from grader.result.schema import CheckResult, ExerciseResult
@@ -64,7 +64,7 @@ def broken_pack(folder: Path) -> Path:
 
 def test_check_pack_fails_on_a_leak_broken_snippets_and_an_unnamed_corpus_file(tmp_path):
     broken_pack(tmp_path)
-    env = without_pack_env()
+    env = pasting_env()
     proc = grade_cli("check-pack", "tiny_pack", "--mutants", "0", cwd=tmp_path, env=env)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr

@@ -15,8 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, grade_cli, without_pack_env
+from support import ROOT, grade_cli
 from test_gradescope_bundle import run_autograder, simulated_root
+
+from grader.authoring.pastes import pasting_env
 
 COURSE = ROOT / "examples" / "ch5-pack"
 PACK = COURSE / "llm_ch5_pack"
@@ -42,12 +44,12 @@ def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.Com
         text=True,
         cwd=cwd,
         timeout=900,
-        env=env or without_pack_env(),
+        env=env or pasting_env(),
     )
 
 
 def grade(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return grade_cli(*args, env=env or without_pack_env(), timeout=900)
+    return grade_cli(*args, env=env or pasting_env(), timeout=900)
 
 
 def scores(result: dict) -> dict[str, float]:
@@ -102,7 +104,7 @@ def test_grade_batch(graded, wrong, tmp_path):
 
 
 def test_pytest_grade(graded, wrong, tmp_path):
-    env = {**without_pack_env(), "GRADER_PACK": str(PACK)}
+    env = {**pasting_env(), "GRADER_PACK": str(PACK)}
     done = run("-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "--grade", str(wrong),
                "-q", "-rA", cwd=tmp_path, env=env)  # fmt: skip
     failing = {c["name"] for ex in graded["wrong"]["exercises"] for c in ex["checks"]
@@ -119,7 +121,7 @@ def test_grader_check_in_a_kernel():
     nb = v4.new_notebook()
     nb.cells = [v4.new_code_cell(source), v4.new_code_cell('import grader\ngrader.check("5.1")')]
     client = NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True)
-    client.execute(env={**without_pack_env(), "GRADER_PACK": str(PACK)})
+    client.execute(env={**pasting_env(), "GRADER_PACK": str(PACK)})
     (shown,) = [o for o in nb.cells[1].outputs if o.output_type == "execute_result"]
     text = shown.data["text/plain"]
     assert "5.1" in text and "10/10" in text.replace(" ", ""), text
@@ -155,7 +157,7 @@ def test_grade_release_ships_the_stubs_and_no_solution(tmp_path):
     assert "is_deterministic" in shipped  # the stub's function
     assert not (out / "solution").exists() and not list(out.rglob("corpus"))
     graded = run("-m", "grader", "--pack", str(out / PACK.name), str(out), "--format", "json",
-                 env={**without_pack_env(), "PYTHONPATH": str(out)})  # fmt: skip
+                 env={**pasting_env(), "PYTHONPATH": str(out)})  # fmt: skip
     assert scores(json.loads(graded.stdout)) == {"5.1": 0, "5.2": 0, "5.3": 0}, graded.stderr
 
 
@@ -167,7 +169,7 @@ def test_found_when_installed(tmp_path):
     done = run("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                "--target", str(target), str(copy))  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
-    env = {**without_pack_env(), "PYTHONPATH": str(target)}
+    env = {**pasting_env(), "PYTHONPATH": str(target)}
     done = grade("--pack", "llm-ch5", str(SOLUTION), "--format", "json", env=env)
     assert scores(json.loads(done.stdout)) == {"5.1": 10, "5.2": 10, "5.3": 10}, done.stderr
     both = grade("-e", "5.3", str(SOLUTION), "--format", "json", env=env)  # every pack in use

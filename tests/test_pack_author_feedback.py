@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 import tinypack
-from support import grade_cli, without_pack_env
+from support import grade_cli
 
+from grader.authoring.pastes import pasting_env
 from grader.result.schema import CHECK_RAISED, GRADER_FAILED
 
 
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd`` as a user runs it (no ``GRADER_PACK`` of the test's)."""
-    env = without_pack_env()
+    env = pasting_env()
     return grade_cli(*args, cwd=cwd, env=env, timeout=300)
 
 
@@ -81,7 +82,7 @@ def test_an_authors_check_raising_anything_else_gets_no_gradient_advice(tmp_path
 
 def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     """``python -c SNIPPET`` in ``cwd``, as a student pastes it: no ``GRADER_PACK``."""
-    env = without_pack_env()
+    env = pasting_env()
     return subprocess.run(
         [sys.executable, "-c", snippet], capture_output=True, text=True, cwd=cwd, env=env,
         timeout=120,

@@ -16,14 +16,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support import ROOT, grade_cli, without_pack_env
+from support import ROOT, grade_cli
+
+from grader.authoring.pastes import pasting_env
 
 TODO = "TODO(pack)"
 
 
 def grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     """``grade ARGS`` in ``cwd``, as a user runs it."""
-    env = without_pack_env()
+    env = pasting_env()
     return grade_cli(*args, cwd=cwd, env=env, timeout=900)
 
 
