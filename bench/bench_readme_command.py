@@ -2,9 +2,10 @@
 
 Each run clones the repository's committed ``HEAD`` into a new folder (nothing installed, no
 bytecode, no venv) and runs ``.ci/run`` there: a fresh venv, the README's ``pip install`` and
-``python -m pytest -q``. It prints the whole run's wall time (goal: at most 5 min on the 2-core
-machine), how much of it pytest reported for the tests, and the ratio to ``import torch`` timed
-right before and after in this venv. Uncommitted changes are not in the clone: commit first.
+``python -m pytest -q``, mypy, the compatibility corners. It prints the whole run's wall time
+(goal: under 15 min on the 2-core machine, the compatibility venvs cached), the time pytest
+reported for the tests and its ratio to ``import torch`` timed right before and after in this
+venv (goal: at most 120x). Uncommitted changes are not in the clone: commit first.
 
     python bench/bench_readme_command.py [--runs 1] [--keep]
 """
@@ -24,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, run, torch_import  # noqa: E402
 
-GOAL_S = 300.0
+GOAL_S = 900.0  # the whole .ci/run
+GOAL_RATIO = 120  # the tests, to import torch
 
 
 def minutes(seconds: float) -> str:
@@ -40,7 +42,7 @@ def one_run(folder: Path) -> tuple[float, float | None, str]:
     )
     wall = time.perf_counter() - began
     tail = proc.stdout.strip().splitlines()[-1:] or ["(no output)"]
-    found = re.search(r"in ([0-9.]+)s", tail[0])
+    found = re.search(r"^\d+ passed.* in ([0-9.]+)s", proc.stdout, re.M)  # pytest's summary
     return wall, float(found[1]) if found else None, f"exit {proc.returncode}: {tail[0]}"
 
 
@@ -62,15 +64,16 @@ def main() -> None:
                 shutil.rmtree(folder.parent, ignore_errors=True)
         torch_s = (before + run(torch_import(python)).wall_s) / 2
         walls.append(wall)
-        ratios.append(wall / torch_s)
-        split = f" (tests {minutes(tests)}, venv and install {wall - tests:.0f} s)" if tests else ""
-        print(f"run {i + 1}: import torch {torch_s:.2f} s; README test command {minutes(wall)}"
-              f"{split} = {wall / torch_s:.0f}x import torch; {outcome}"
-              f"{f'; kept in {folder}' if args.keep else ''}")  # fmt: skip
-    goal = f"goal <= {minutes(GOAL_S)}"
+        ratios.append((tests or float("nan")) / torch_s)
+        split = (
+            f"tests {minutes(tests)} = {tests / torch_s:.0f}x import torch" if tests else "no tests"
+        )
+        print(f"run {i + 1}: import torch {torch_s:.2f} s; .ci/run {minutes(wall)} ({split}); "
+              f"{outcome}{f'; kept in {folder}' if args.keep else ''}")  # fmt: skip
+    goal = f"goals: .ci/run under {minutes(GOAL_S)}, tests <= {GOAL_RATIO}x import torch"
     if args.runs > 1:
         median, ratio = minutes(statistics.median(walls)), statistics.median(ratios)
-        print(f"median of {args.runs}: {median} ({ratio:.0f}x import torch); {goal}")
+        print(f"median of {args.runs}: {median} (tests {ratio:.0f}x import torch); {goal}")
     else:
         print(goal)
 
