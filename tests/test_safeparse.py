@@ -65,3 +65,36 @@ def test_the_bound_is_never_below_the_depth(n, link):
     except (SyntaxError, RecursionError):
         return  # more than 200 nested brackets: no Python parses it
     assert depth_bound(source) >= tree_depth(tree) - 3  # Module, Assign, Name: not per line
+
+
+def test_threads_parse_one_at_a_time(monkeypatch):
+    """CPython 3.11 and 3.12 may fail a parse with ``SystemError: AST constructor recursion
+    depth mismatch`` while another thread parses (gh-106905; it failed
+    test_sandbox.py::test_threads_can_share_one_server once): every parse of the grader's is
+    one at a time, including the plain ones of a notebook's cells."""
+    import threading
+    import time
+
+    from grader.shared import safeparse
+
+    inside, most, lock, real = [0], [0], threading.Lock(), ast.parse
+
+    def slow_parse(source, *args, **kwargs):
+        if source != "x = 1":  # pytest's own parses
+            return real(source, *args, **kwargs)
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.02)  # long enough for the other threads to come in, if they may
+        with lock:
+            inside[0] -= 1
+        return ast.Module(body=[], type_ignores=[])
+
+    monkeypatch.setattr(safeparse.ast, "parse", slow_parse)
+    calls = [parse, safeparse.plain_parse] * 3
+    threads = [threading.Thread(target=call, args=("x = 1",)) for call in calls]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1

@@ -91,7 +91,7 @@ def kept_names() -> frozenset[str]:
     names = set(CONTRACT_NAMES)
     for _, files in shared_packages():
         for path in files:
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            for node in safeparse.plain_parse(path.read_text(encoding="utf-8")).body:
                 if isinstance(node, ast.ClassDef | ast.FunctionDef):
                     found = {node.name}
                 elif isinstance(node, ast.Assign):

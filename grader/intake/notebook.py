@@ -44,6 +44,7 @@ from grader.intake.cells import (
 )
 from grader.intake.names import statement_names
 from grader.intake.submission import Places, Span, Submission
+from grader.shared import safeparse
 from grader.shared.registry import EXERCISES
 
 # Method calls that change the object they are called on (``cfg.update(...)``).
@@ -148,7 +149,7 @@ def _statement(
     st.is_import = isinstance(node, ast.Import | ast.ImportFrom)
     st.is_future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
     try:
-        names = statement_names(ast.parse(text + "\n"))  # the text written to the file
+        names = statement_names(safeparse.plain_parse(text + "\n"))  # the text written to the file
         st.mutates = _mutated(node)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return st  # ``global`` after a use, absurdly deep code: not a usable statement
@@ -168,7 +169,7 @@ def statements(cells: list[Cell]) -> list[Statement]:
     for cell in cells:
         if cell.error or not cell.source.strip():
             continue
-        tree = ast.parse(cell.source)
+        tree = safeparse.plain_parse(cell.source)
         lines = source_lines(cell.source)
         for k, node in enumerate(tree.body):
             if _is_main_guard(node):

@@ -7,6 +7,11 @@ grader sets its own bound, far below every Python's and far above any real answe
 tree at most ``MAX_DEPTH`` nodes deep. Deeper code raises ``RecursionError`` (as Python's own
 refusal does) on every Python. On 3.10 the source is first measured with ``tokenize`` (pure
 Python, no recursion), and code that may be too deep to build is refused before it is parsed.
+
+And one parse at a time in a process (``plain_parse``): CPython 3.11 and 3.12 keep the depth
+count of the tree they build in one state per interpreter, so two threads parsing at once (a
+program grading several submissions in threads, ``SandboxStarter`` allows it) may make one of
+them fail with ``SystemError: AST constructor recursion depth mismatch`` (CPython gh-106905).
 """
 
 from __future__ import annotations
@@ -14,11 +19,21 @@ from __future__ import annotations
 import ast
 import io
 import sys
+import threading
 import tokenize
 
 MAX_DEPTH = 200  # nodes from a module to its deepest leaf; Python allows 200 nested brackets
 _UNPARSED_BOUND = 20_000  # 3.10: a line whose bound is above this is never given to ast.parse
 _DEEPENING_WORDS = {"lambda", "not", "if", "else", "await", "and", "or", "in", "is", "yield"}
+# Reentrant: a finalizer the garbage collector runs during a parse may parse in the same thread.
+_ONE_AT_A_TIME = threading.RLock()
+
+
+def plain_parse(source: str) -> ast.Module:
+    """``ast.parse(source)``, one at a time in this process (module docstring); for source
+    already refused or accepted by ``parse``, or the grader's own."""
+    with _ONE_AT_A_TIME:
+        return ast.parse(source)
 
 
 def parse(source: str) -> ast.Module:
@@ -29,7 +44,7 @@ def parse(source: str) -> ast.Module:
     if sys.version_info < (3, 11) and depth_bound(source) > _UNPARSED_BOUND:
         raise RecursionError(too_deep)
     try:
-        tree = ast.parse(source)
+        tree = plain_parse(source)
     except (RecursionError, MemoryError):
         raise RecursionError(too_deep) from None
     if tree_depth(tree) > MAX_DEPTH:
