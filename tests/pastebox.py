@@ -55,7 +55,8 @@ from grader.shared import course
 
 os.environ.clear()  # as the box was started (torch._dynamo sets TORCHINDUCTOR_CACHE_DIR)
 os.environ.update(STARTING_ENV)
-CHANNELS = 6
+CHANNELS = 12
+WAITING = 3  # templates, each of a different kind (``template_of``)
 templates = {}  # what a template is (``template_of``) -> its channels no command has had
 retired = []  # the processes of templates with no channel left to hand out, until they exit
 
@@ -97,18 +98,23 @@ def channel_for(job):
         if course.CHOSEN in os.environ:
             return None
         key = template_of()
-        for other in [k for k in templates if k != key]:  # one template waits at a time
+        # A few templates wait, the most recently used: commands alternate between a few
+        # (from the repository, where the worker side is imported from the current folder,
+        # and from elsewhere, where it is not); the others are let go.
+        waiting = [k for k in templates if k != key]
+        for other in waiting[: max(0, len(waiting) - (WAITING - 1))]:
             for channel in templates.pop(other):
                 channel.let_go()
                 retired.append(channel._process)
-        channels = templates.get(key)
+        channels = templates.pop(key, None)
         if channels and channels[0]._process.poll() is not None:  # it ended: another
             channels.clear()
         if not channels:
-            channels = templates[key] = ForkServer.shared(CHANNELS, spares=0)  # on demand
+            channels = ForkServer.shared(CHANNELS, spares=0)  # on demand
     channel = channels.pop(0)
-    if not channels:
-        del templates[key]
+    if channels:
+        templates[key] = channels  # last: the most recently used
+    else:
         retired.append(channel._process)
     return channel
 
