@@ -202,6 +202,27 @@ def test_the_time_reported_counts_from_the_process_start():
     assert float(proc.stdout) >= 0.3, proc.stderr
 
 
+@pytest.mark.parametrize("value", ["1", "true", "-", "timings.json"])
+def test_grader_timings_set_as_a_switch_prints_and_a_file_name_is_written(
+    value, tmp_path, monkeypatch, capsys
+):
+    """``GRADER_TIMINGS=1`` prints the figures on stderr (it made a file named ``1``)."""
+    from grader.shared import timing
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(timing.ENV, value)
+    monkeypatch.setattr(timing, "enabled", True)
+    timing.mark("graded")
+    timing.write()
+    written = sorted(p.name for p in tmp_path.iterdir())
+    if value.endswith(".json"):
+        assert (
+            written == [value] and "graded" in json.loads((tmp_path / value).read_text())["phases"]
+        )
+    else:
+        assert written == [] and "graded" in json.loads(capsys.readouterr().err)["phases"]
+
+
 def test_heavy_imports_turn_the_collector_off_then_freeze_and_turn_it_back_on():
     code = (
         "import gc\n"

@@ -2,21 +2,24 @@
 between judge compute, worker compute and waiting; and how long the process has run
 (``since_start``: the time ``grade`` reports).
 
-Off (and free) unless the environment variable ``GRADER_TIMINGS`` names a file; ``grade`` then
-writes the figures there as JSON when it ends. Exercises graded in forked judge processes send
-their figures back with their results (``snapshot`` / ``merge``).
+Off (and free) unless the environment variable ``GRADER_TIMINGS`` is set; ``grade`` then
+writes the figures as JSON when it ends: to the file it names, or to stderr when it reads as a
+switch (``1``, ``true``, ``yes``, ``on``, ``-``), not to a file named ``1``. Exercises graded in
+forked judge processes send their figures back with their results (``snapshot`` / ``merge``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 ENV = "GRADER_TIMINGS"
+SWITCH = ("1", "true", "yes", "on", "-")  # values that turn it on rather than name a file
 STARTED = time.perf_counter()  # when the grader was first imported (the process's start, near)
 enabled = bool(os.environ.get(ENV))
 
@@ -77,7 +80,7 @@ def merge(figures: dict) -> None:
 
 
 def write() -> None:
-    """Write the figures to the file ``GRADER_TIMINGS`` names (when it names one)."""
+    """Write the figures where ``GRADER_TIMINGS`` says (module docstring), when it is set."""
     if not enabled:
         return
     exercises = {}
@@ -94,5 +97,10 @@ def write() -> None:
             "waiting": round(in_calls - worker, 4),
             "calls": int(v.get("calls", 0)),
         }
-    with open(os.environ[ENV], "w", encoding="utf-8") as f:
-        json.dump({"phases": dict(_phases), "exercises": exercises}, f, indent=1)
+    figures = {"phases": dict(_phases), "exercises": exercises}
+    target = os.environ[ENV]
+    if target.strip().lower() in SWITCH:
+        print(json.dumps(figures, indent=1), file=sys.stderr)
+        return
+    with open(target, "w", encoding="utf-8") as f:
+        json.dump(figures, f, indent=1)
