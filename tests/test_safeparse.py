@@ -98,3 +98,25 @@ def test_threads_parse_one_at_a_time(monkeypatch):
     for t in threads:
         t.join()
     assert most[0] == 1
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork here")
+def test_a_child_forked_while_another_thread_parses_can_parse():
+    """The lock is new in a forked child: the thread that held it in the parent is not there
+    to let it go (in a fresh interpreter: the child would hang, not this test process)."""
+    code = (
+        "import os, threading\n"
+        "from grader.shared import safeparse\n"
+        "held, done = threading.Event(), threading.Event()\n"
+        "def hold():\n"
+        "    with safeparse._ONE_AT_A_TIME:\n"
+        "        held.set(); done.wait()\n"
+        "threading.Thread(target=hold).start(); held.wait()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    safeparse.plain_parse('x = 1'); os._exit(7)\n"
+        "status = os.waitpid(pid, 0)[1]; done.set()\n"
+        "print(os.waitstatus_to_exitcode(status))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=20)
+    assert proc.stdout.strip() == "7", proc.stderr

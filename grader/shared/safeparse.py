@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import sys
 import threading
 import tokenize
@@ -27,6 +28,17 @@ _UNPARSED_BOUND = 20_000  # 3.10: a line whose bound is above this is never give
 _DEEPENING_WORDS = {"lambda", "not", "if", "else", "await", "and", "or", "in", "is", "yield"}
 # Reentrant: a finalizer the garbage collector runs during a parse may parse in the same thread.
 _ONE_AT_A_TIME = threading.RLock()
+
+
+def _new_lock_after_fork() -> None:
+    """A forked child starts with the lock free: a thread of the parent that held it is not
+    in the child to let it go."""
+    global _ONE_AT_A_TIME
+    _ONE_AT_A_TIME = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def plain_parse(source: str) -> ast.Module:
