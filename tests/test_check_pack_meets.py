@@ -120,6 +120,37 @@ def test_a_snippet_must_run_to_the_failure_it_shows(box, tmp_path):
     assert slow == "its snippet did not finish within 1 s"
 
 
+def test_a_hung_paste_is_killed_with_what_it_started_and_the_box_goes_on(box, tmp_path):
+    """Past its deadline a paste is -9, and so is every process it started (its group); the
+    warm server is not started again (a second and more each time), and the next paste runs."""
+    import os
+    import time
+
+    box.run("pass", tmp_path)
+    server = box._proc.pid
+    hang = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "open('child', 'w').write(str(p.pid))\n"
+        "time.sleep(60)\n"
+    )
+    assert box.run(hang, tmp_path, timeout=3).returncode == -9
+    child = int((tmp_path / "child").read_text())
+    for _ in range(50):  # killed; reaped by whoever is its parent now
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the hung paste's own child still runs")
+    done = box.run("print('after')", tmp_path)
+    assert (done.returncode, done.stdout, box._proc.pid) == (0, "after\n", server)
+
+
 def test_only_failing_checks_snippets_are_pasted_once_each(tmp_path):
     pasted = []
 

@@ -7,7 +7,9 @@ of snippets. So a ``PasteBox`` keeps one server that has imported torch (and not
 grader's or a pack's: the snippet must find them as a student's paste does), and forks a child
 per snippet. The child is set up as ``python -c`` sets itself up: the snippet's folder current
 and first on ``sys.path`` (as ``''``), a fresh ``__main__`` namespace, output to its own files,
-exit status 1 and a traceback on stderr when the snippet raises. The server never runs a torch
+exit status 1 and a traceback on stderr when the snippet raises; in a process group of its
+own, so that a paste past its deadline is killed with all it started while the server goes
+on (it was started again each time: a second and more). The server never runs a torch
 operation, so its children may use threads; and it forks only while it runs no other thread
 (numpy's OpenBLAS, which torch loads, stops its pool for a fork and starts it again only when
 used): a thread holding a lock at the fork would leave it held forever in the child. The server
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 SERVER = r"""
@@ -97,10 +100,17 @@ while True:
     token = before_fork(job)
     child = os.fork()
     if child == 0:
+        os.setpgid(0, 0)  # its own group, which a hung paste is killed with (and the server not)
         requests.close()
         replies.close()
         run(job, token)
+    try:
+        os.setpgid(child, child)  # here too: the group exists before its number is sent
+    except OSError:
+        pass  # the child made it already, or has already ended
     after_fork(job, token)
+    replies.write(struct.pack("!i", child))
+    replies.flush()
     # as Python 3.12+ counts them for its warning (where the kernel says; elsewhere trusted)
     threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
     assert threads == 1, f"the paste box forked while it ran {threads} threads"
@@ -159,18 +169,33 @@ class PasteBox:
                 }
             ).encode()
             os.write(self._req_w, struct.pack("!I", len(job)) + job)
-            reply = _read_exact(self._rep_r, 4, timeout)
-            if reply is None:  # the snippet hangs or the server died: start afresh next time
-                self.close()
-                code = -9
-            else:
-                code = struct.unpack("!i", reply)[0]
+            code = self._wait(timeout)
             return subprocess.CompletedProcess(
                 ["python", "-c", snippet],
                 code,
                 out.read_text(errors="replace") if out.exists() else "",
                 err.read_text(errors="replace") if err.exists() else "",
             )
+
+    def _wait(self, timeout: float) -> int:
+        """The exit status of the paste just sent; -9 when it did not finish within
+        ``timeout`` seconds. A hung paste is killed with its process group and the server
+        goes on; a server that does not answer is stopped (started afresh next time)."""
+        began = time.monotonic()
+        sent = _read_exact(self._rep_r, 4, timeout)  # the child's number, once it is forked
+        if sent is not None:
+            left = max(0.0, timeout - (time.monotonic() - began))
+            reply = _read_exact(self._rep_r, 4, left)
+            if reply is not None:
+                return struct.unpack("!i", reply)[0]
+            try:
+                os.killpg(struct.unpack("!i", sent)[0], signal.SIGKILL)
+            except OSError:
+                pass
+            if _read_exact(self._rep_r, 4, 30) is not None:  # reaped: the server answers
+                return -9
+        self.close()
+        return -9
 
     def close(self) -> None:
         """Stop the server (and any snippet it still runs)."""
