@@ -51,15 +51,15 @@ def gradable_exercises() -> list[str]:
 
 def copies_row(args: argparse.Namespace, work: Path) -> None:
     """``--copies``: per-submission time of a batch of solution copies, as a ratio to torch."""
-    from measure import run, torch_import
+    from measure import run, torch_seconds
     from support import make_submission
 
     klass = work / "copies"
     for i in range(args.copies):
         make_submission(klass / f"copy{i:03d}")
     python = sys.executable
-    run(torch_import(python))  # warm the page cache
-    base = [run(torch_import(python)).wall_s]
+    torch_seconds(python)  # warm the page cache
+    base = [torch_seconds(python)]
     out = work / "out-copies"
     shutil.rmtree(out, ignore_errors=True)
     cmd = [
@@ -77,7 +77,7 @@ def copies_row(args: argparse.Namespace, work: Path) -> None:
     # walks page tables under each process's memory lock and took a third off the batch's speed
     # (29.3 s against 20.9 s for the same 24 copies). The memory is taken in a run of its own.
     batch = run(cmd)
-    base.append(run(torch_import(python)).wall_s)
+    base.append(torch_seconds(python))
     torch_s = sum(base) / 2
     per = batch.wall_s / args.copies
     assert len(scores_of(out)) == args.copies, "the batch did not grade every submission"

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, Series, run, torch_import  # noqa: E402
+from measure import ROOT, Series, run, torch_seconds  # noqa: E402
 
 EXERCISES = ("3.1", "3.2", "3.3", "4.1", "4.2", "4.3")
 
@@ -76,11 +76,11 @@ def main() -> None:
     rows = commands(python, args.submission)
     series = {name: Series(name) for name, _, _ in rows}
     baseline = Series("python -c 'import torch'")
-    run(torch_import(python))  # warm the page cache
+    torch_seconds(python)  # warm the page cache
     run(rows[0][1])
     for _ in range(args.runs):
         for name, cmd, _ in rows:
-            base = run(torch_import(python)).wall_s
+            base = torch_seconds(python)
             baseline.walls.append(base)
             series[name].add(run(cmd), base)
     memory = run(rows[0][1], memory=True)

@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, run, torch_import, tree_pss_kib  # noqa: E402
+from measure import ROOT, torch_seconds, tree_pss_kib  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from grader.shared.registry import EXERCISES as ALL
@@ -105,7 +105,7 @@ def timed_check(kc, code: str) -> float:
 
 
 def baseline(python: str) -> float:
-    return run(torch_import(python)).wall_s
+    return torch_seconds(python)
 
 
 def one_run(

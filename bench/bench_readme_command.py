@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, run, torch_import  # noqa: E402
+from measure import ROOT, torch_seconds  # noqa: E402
 
 GOAL_S = 900.0  # the whole .ci/run
 GOAL_RATIO = 120  # the tests, to import torch
@@ -52,17 +52,17 @@ def main() -> None:
     p.add_argument("--keep", action="store_true", help="keep the clones (their paths are printed)")
     args = p.parse_args()
     python = sys.executable
-    run(torch_import(python))  # warm the page cache
+    torch_seconds(python)  # warm the page cache
     walls, ratios = [], []
     for i in range(args.runs):
-        before = run(torch_import(python)).wall_s
+        before = torch_seconds(python)
         folder = Path(tempfile.mkdtemp(prefix="bench-readme-")) / "clone"
         try:
             wall, tests, outcome = one_run(folder)
         finally:
             if not args.keep:
                 shutil.rmtree(folder.parent, ignore_errors=True)
-        torch_s = (before + run(torch_import(python)).wall_s) / 2
+        torch_s = (before + torch_seconds(python)) / 2
         walls.append(wall)
         ratios.append((tests or float("nan")) / torch_s)
         split = (

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, run, torch_import  # noqa: E402
+from measure import ROOT, torch_seconds  # noqa: E402
 
 from grader.shared.registry import EXERCISES as REGISTRY  # noqa: E402
 
@@ -110,7 +110,7 @@ def measure(
         watcher.report_end("Watching ")  # the first grade (cold) is not timed
         for n in range(runs):
             for label, file, text in saves:
-                base = run(torch_import(python)).wall_s
+                base = torch_seconds(python)
                 saved = save(file, text.replace("SAVE_MARK", f"{n}-{label}"))
                 shown, line = watcher.report_end("Graded again")
                 if label.split()[-1] not in line:
@@ -126,7 +126,7 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=3)
     args = p.parse_args()
     python = sys.executable
-    run(torch_import(python))  # warm the page cache
+    torch_seconds(python)  # warm the page cache
     figures: dict[str, list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submission"

@@ -130,3 +130,12 @@ class Series:
 
 def torch_import(python: str) -> list[str]:
     return [python, "-c", "import torch"]
+
+
+def torch_seconds(python: str) -> float:
+    """Seconds a fresh ``python`` takes to ``import torch``: every benchmark's baseline. One
+    that cannot import it stops the benchmark (a ratio to a failed import would be nonsense)."""
+    result = run(torch_import(python))
+    if result.returncode != 0:
+        raise SystemExit(f"{python} cannot import torch: run the benchmark with the venv's python")
+    return result.wall_s
