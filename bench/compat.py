@@ -8,9 +8,11 @@ installs it, WITHOUT constraints.txt (``pip install -e .``; bench/compat_envs.py
 work set is graded there and with this interpreter (the reference: the README's venv, Python
 3.11 and the pinned torch and hypothesis):
 
-- the instructor solution, the bundled example submission and the untouched stubs (``grade``);
-- the solution as a student's notebook with demo cells after the answers, tagged and untagged;
-- every case of the corpus of wrong and unusual answers (one ``grade batch`` of them all).
+- the instructor solution, and the solution as a student's untagged notebook with demo cells
+  after the answers, each with ``grade`` as a student runs it;
+- in one ``grade batch`` (a batch's judges start once): the bundled example submission, the
+  untouched stubs, the tagged notebook, and every case of the corpus of wrong and unusual
+  answers.
 
 Every JSON result, less ``duration_s`` and ``torch_version``, must equal the reference's, but
 for the words of exceptions the answer raised (``your code raised RuntimeError: <torch's
@@ -38,9 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import operator
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +49,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from compat_compare import differences
 from compat_envs import PYTHONS, default_cache, environment, find_python, use_hypothesis
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,14 +64,19 @@ TORCHES = [*((py, OLDEST_TORCH) for py in PYTHONS[:3]), *((py, "2.14.1") for py 
 TORCHES += [(py, "newest") for py in PYTHONS]
 MATRIX = [*((py, t, "newest") for py, t in TORCHES), *((py, t, "oldest") for py, t, _ in CORNERS)]
 SEED = "20241"  # the public seed, given explicitly so that batch uses it too
-IGNORED = ("duration_s", "torch_version")
 
 
 # --- the work set ---------------------------------------------------------------------------
 
 
+# Whole submissions graded in the corpus's batch (result file stem -> name in the run): every
+# single ``grade`` costs a judge and a fork server started cold, about 3 s a row.
+IN_BATCH = {"whole_example": "example", "whole_stubs": "stubs", "whole_nb": "notebook, tagged"}
+
+
 def work_set(dest: Path) -> tuple[dict[str, Path], Path]:
-    """(single grades: name -> path, the corpus: a folder of submissions for one batch)."""
+    """(single grades: name -> path, the corpus: a folder of submissions for one batch, with
+    the whole submissions of ``IN_BATCH`` beside the corpus's cases)."""
     from nbsupport import solution_notebook
     from support import CORPUS, SOLUTION, corpus_cases
 
@@ -78,17 +84,15 @@ def work_set(dest: Path) -> tuple[dict[str, Path], Path]:
 
     singles = {
         "solution": dest / "solution",
-        "example": dest / "example",
-        "stubs": dest / "stubs",
-        "notebook, tagged": solution_notebook(dest / "nb-tagged.ipynb", tagged=True),
         "notebook, untagged": solution_notebook(dest / "nb-untagged.ipynb", tagged=False),
     }
     shutil.copytree(SOLUTION, singles["solution"])
-    shutil.copytree(ROOT / "examples" / "submission", singles["example"])
-    shutil.copytree(ROOT / "exercises", singles["stubs"] / "exercises")
+    corpus = dest / "corpus"
+    shutil.copytree(ROOT / "examples" / "submission", corpus / "whole_example")
+    shutil.copytree(ROOT / "exercises", corpus / "whole_stubs" / "exercises")
+    solution_notebook(corpus / "whole_nb.ipynb", tagged=True)
     # One batch for the whole corpus (a batch's judges start once, not once per exercise): a
     # submission per case, named EXERCISE-CASE, holding that exercise's file only.
-    corpus = dest / "corpus"
     for case in corpus_cases():
         name = f"{case.exercise_id}-{case.path.relative_to(CORPUS).with_suffix('').name}"
         sub = corpus / name / "exercises"
@@ -128,8 +132,11 @@ def grade_everything(grade: list[str], singles: dict, corpus: Path, out: Path) -
         timeout=1800,
     )
     for path in sorted((target / "results").glob("*.json")):
-        ex_id, _, case = path.stem.partition("-")
         result = json.loads(path.read_text())
+        if path.stem in IN_BATCH:
+            results[IN_BATCH[path.stem]] = result
+            continue
+        ex_id, _, case = path.stem.partition("-")
         # the case's exercise: the others are missing from its submission, in every run
         result["exercises"] = [e for e in result["exercises"] if e["id"] == ex_id]
         results[f"corpus {ex_id} {case}"] = result
@@ -149,113 +156,6 @@ def dropout_masks(python: str) -> str:
     releases (and CPUs) draw different ones, so a wrong answer's own output may differ."""
     proc = subprocess.run([python, "-c", DROPOUT_PROBE], capture_output=True, text=True)
     return proc.stdout.strip()
-
-
-def verdicts(result: dict) -> list:
-    """What decides a grade: the score, each exercise's status and each check's outcome."""
-    return [
-        result.get("score"),
-        result.get("error"),
-        [
-            (
-                e["id"],
-                e["status"],
-                e["score"],
-                [(c["name"], c["passed"], c["points"]) for c in e["checks"]],
-            )
-            for e in result.get("exercises", [])
-        ],
-    ]
-
-
-def comparable(value):
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in IGNORED}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
-
-
-# The words of an exception the answer raised, after "raised <Type>: ", up to where it was
-# raised (" (in <file>, line N, ...") or the end of the line: torch's own message (or the
-# student's), which torch releases word differently; the grader's words around it are ours.
-QUOTED = re.compile(r"(raised [A-Za-z_][\w.]*: ).*?(?= \((?:raised )?in [^\n]*?, line \d+|$)", re.M)
-
-
-def masked(value):
-    """``value`` with the words of every exception the answer raised left out."""
-    if isinstance(value, str):
-        return QUOTED.sub(r"\1<its message>", value)
-    if isinstance(value, dict):
-        return {k: masked(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [masked(v) for v in value]
-    return value
-
-
-def same_examples_only(a: dict, b: dict) -> tuple[dict, dict]:
-    """Two results (masked) less every check whose counterexample differs between them, and
-    less the diagnosis of an exercise that has such a check: what another hypothesis release
-    (which draws and shrinks other examples) may change."""
-    a, b = masked(a), masked(b)
-    for ea, eb in zip(a.get("exercises", []), b.get("exercises", []), strict=False):
-        pairs = list(zip(ea.get("checks", []), eb.get("checks", []), strict=False))
-        kept = [(x, y) for x, y in pairs if x.get("counterexample") == y.get("counterexample")]
-        if len(kept) < len(pairs):
-            ea["checks"], eb["checks"] = [x for x, _ in kept], [y for _, y in kept]
-            ea.pop("diagnosis", None)
-            eb.pop("diagnosis", None)
-    return a, b
-
-
-def differences(reference: dict, other: dict, other_examples: bool = False) -> tuple[list, ...]:
-    """(verdicts that differ, and what grade printed that the reference did not; results whose
-    text differs in the grader's words; results whose text differs only in the words of an
-    exception the answer raised, torch's; and, where ``other_examples`` (another hypothesis
-    release), results whose text differs only in checks that show another counterexample)."""
-    ref, got = reference["results"], other["results"]
-    out = [f"{name}: missing" for name in ref if name not in got]
-    out += [f"{name}: not in the reference" for name in got if name not in ref]
-    text, quoted, shrunk = [], [], []
-    for name in ref:
-        if name not in got:
-            continue
-        a, b = comparable(ref[name]), comparable(got[name])
-        if verdicts(a) != verdicts(b):
-            out.append(f"{name}: {first_difference(verdicts(a), verdicts(b))}")
-        elif masked(a) == masked(b):
-            if a != b:
-                quoted.append(f"{name}: {first_difference(a, b)}")
-        elif other_examples and operator.eq(*same_examples_only(a, b)):
-            shrunk.append(f"{name}: {first_difference(a, b)}")
-        else:
-            text.append(f"{name}: {first_difference(a, b)}")
-    for name, said in other["stderr"].items():
-        extra = set(said.splitlines()) - set(reference["stderr"].get(name, "").splitlines())
-        if extra:
-            out.append(f"{name}: printed {sorted(extra)[0][:200]!r}")
-    return out, text, quoted, shrunk
-
-
-def first_difference(a, b, where: str = "") -> str:
-    if type(a) is not type(b):
-        return f"{where or 'result'}: {str(a)[:120]!r} != {str(b)[:120]!r}"
-    if isinstance(a, dict):
-        for key in sorted(set(a) | set(b)):
-            if a.get(key) != b.get(key):
-                return first_difference(a.get(key), b.get(key), f"{where}.{key}")
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return f"{where}: {len(a)} items != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=False)):
-            if x != y:
-                return first_difference(x, y, f"{where}[{i}]")
-    if isinstance(a, str) and isinstance(b, str):
-        at = next(
-            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-        )
-        a, b = a[max(0, at - 40) : at + 80], b[max(0, at - 40) : at + 80]
-    return f"{where}: {str(a)[:120]!r} != {str(b)[:120]!r}"
 
 
 def full_marks(run: dict) -> list[str]:
