@@ -173,6 +173,29 @@ def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
     assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr
 
 
+def test_version_names_what_decides_a_grade_without_importing_torch():
+    import hypothesis
+    import torch
+
+    from grader import __version__
+
+    probe = (
+        "import sys\n"
+        "from grader.commands.cli import main\n"
+        "try:\n"
+        "    main(['--version'])\n"
+        "except SystemExit as exc:\n"
+        "    print('exit', exc.code, 'torch' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
+    python = ".".join(map(str, sys.version_info[:3]))
+    assert proc.stdout.splitlines() == [
+        f"grade {__version__} (Python {python}, torch {torch.__version__}, "
+        f"hypothesis {hypothesis.__version__})",
+        "exit 0 False",
+    ], proc.stderr
+
+
 def test_the_report_suggests_rerunning_the_first_exercise_left_short(tmp_path, capsys):
     folder = make_submission(
         tmp_path / "alice", {"4.1": CORPUS / "ex4_1" / "wrong_counts_mask_buffer.py"}

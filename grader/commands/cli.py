@@ -76,7 +76,49 @@ def grade_parser() -> argparse.ArgumentParser:
         help="grade, then grade again each time a graded file is saved (Ctrl-C to stop)",
     )
     add_grading_options(p)
+    p.add_argument(
+        "--version",
+        action=VersionAction,
+        help="print the versions that decide a grade (the grader, Python, torch, hypothesis)",
+    )
     return p
+
+
+class VersionAction(argparse.Action):
+    """``--version``: its line is read only when asked for (a grade reads no metadata)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(versions_line())
+        parser.exit()
+
+
+def versions_line() -> str:
+    """``grade 0.1.0 (Python 3.11.2, torch 2.13.0, hypothesis 6.168.5)``: what a bug report
+    or a CI log needs, read from the installed packages' metadata (torch is not imported)."""
+    from importlib import metadata
+
+    from grader.shared.version import __version__
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    python = ".".join(map(str, sys.version_info[:3]))
+    return (
+        f"grade {__version__} (Python {python}, torch {installed('torch')}, "
+        f"hypothesis {installed('hypothesis')})"
+    )
 
 
 def limits_from(args: argparse.Namespace) -> Limits:
