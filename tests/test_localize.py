@@ -117,6 +117,112 @@ def test_a_module_that_combines_right_parts_wrongly_is_named_for_its_own_forward
     reference, student = pair(swapped=True)
     found = first_difference(reference, trace_module(student, X))
     assert (found.name, found.cls, found.own_forward) == ("blocks.1", "Block", True)
+    # Its output is its feed-forward's alone: the reference's adds the block's input to it. (The
+    # norm's input, x + x, is named by neither side: nothing is said of it.)
+    assert (
+        found.wiring
+        == "it returns ff's output, where the reference returns ff's output + its input"
+    )
+    assert found.sentence().endswith(
+        "each of its parts gives the reference's output for what it receives, but in its "
+        "forward it returns ff's output, where the reference returns ff's output + its input"
+    )
+
+
+class TwoNorms(nn.Module):
+    """The book's pre-norm block in small, with three ways to get its forward wrong."""
+
+    def __init__(self, mistake: str = ""):
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(4), nn.LayerNorm(4)
+        self.att, self.ff = nn.Linear(4, 4), nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.5)
+        self.mistake = mistake
+
+    def forward(self, x):
+        first, second = (
+            (self.norm2, self.norm1) if self.mistake == "swapped" else (self.norm1, self.norm2)
+        )
+        if self.mistake == "norm1 twice":
+            second = self.norm1
+        h = self.drop(self.att(first(x))) + x
+        out = self.drop(self.ff(second(h)))
+        return out + (x if self.mistake == "old shortcut" else h)
+
+
+def norms_pair(mistake: str) -> tuple[nn.Module, nn.Module]:
+    torch.manual_seed(1)
+    reference, student = TwoNorms(), TwoNorms(mistake)
+    for norm in (reference.norm1, reference.norm2):  # fresh norms are equal: weights of their own
+        nn.init.normal_(norm.weight)
+        nn.init.normal_(norm.bias)
+    student.load_state_dict(reference.state_dict())
+    return reference, student
+
+
+@pytest.mark.parametrize(
+    "mistake, wiring",
+    [
+        (
+            "swapped",
+            "norm1 is given the output of drop's call 1 + its input, where the reference's is "
+            "given its input; att is given norm2's output, where the reference's is given "
+            "norm1's output",
+        ),
+        (
+            "norm1 twice",
+            "norm2 is never called; ff is given the output of norm1's call 2, where the "
+            "reference's is given norm2's output",
+        ),
+        (
+            "old shortcut",
+            "it returns the output of drop's call 2 + its input, where the reference returns the "
+            "output of drop's call 2 + norm2's input",
+        ),
+    ],
+)
+def test_what_a_forward_passes_its_parts_is_named_where_it_departs(mistake, wiring):
+    reference, student = norms_pair(mistake)
+    x = torch.randn(1, 3, 4)
+    found = first_difference(reference, trace_module(student, x))
+    assert (found.name, found.own_forward) == ("", True)
+    assert found.wiring == wiring
+
+
+def test_a_part_that_returns_its_input_is_not_named_for_being_skipped():
+    # Dropout in eval mode returns what it is given: an answer that never calls it and adds the
+    # old shortcut is named for the shortcut only.
+    class NoDropout(TwoNorms):
+        def forward(self, x):
+            h = self.att(self.norm1(x)) + x
+            return self.ff(self.norm2(h)) + x
+
+    reference, _ = norms_pair("")
+    student = NoDropout()
+    student.load_state_dict(reference.state_dict())
+    found = first_difference(reference, trace_module(student, torch.randn(1, 3, 4)))
+    assert found.own_forward and "never called" not in found.wiring
+    assert found.wiring.startswith("it returns ff's output + its input, where the reference ")
+
+
+def test_no_wiring_is_claimed_where_neither_side_can_be_named():
+    # The two norms equal (fresh weights): the answer that swaps them computes the book's
+    # output and has no difference at all; one whose parts are fed tensors computed in the
+    # forward itself (x * 2) is named for its own forward, with nothing claimed of its wiring.
+    torch.manual_seed(1)
+    reference, student = TwoNorms(), TwoNorms("swapped")
+    student.load_state_dict(reference.state_dict())
+    x = torch.randn(1, 3, 4)
+    assert first_difference(reference, trace_module(student, x)) is None
+
+    class Doubled(TwoNorms):
+        def forward(self, x):
+            return super().forward(x * 2)
+
+    student = Doubled()
+    student.load_state_dict(reference.state_dict())
+    found = first_difference(reference, trace_module(student, x))
+    assert found.own_forward and found.wiring == ""
     assert "difference is in its own forward" in found.sentence()
 
 

@@ -27,6 +27,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.judge.wiring import describe
+
 RTOL, ATOL = 1e-4, 1e-5
 MAX_ENTRIES = 1000  # calls read from a trace (the worker sends at most 400)
 MAX_ELEMENTS = 1 << 16  # values in one recorded tensor (the worker keeps at most 8192)
@@ -81,6 +83,9 @@ class Difference:
     given: torch.Tensor | None = field(default=None, repr=False, compare=False)
     gave: torch.Tensor | None = field(default=None, repr=False, compare=False)
     reference: str = ""
+    # When ``own_forward``: what its forward passes to its parts or returns that the
+    # reference's does not (``grader.judge.wiring``); "" when the evidence names nothing.
+    wiring: str = ""
 
     def where(self) -> str:
         which = f", its {_ordinal(self.call)} call" if self.call > 1 else ""
@@ -107,7 +112,12 @@ class Difference:
                 f"it gives {_number(got, expected)}{given}{at}, the reference's gives "
                 f"{_number(expected, got)}"
             )
-        if self.own_forward:
+        if self.own_forward and self.wiring:
+            body += (
+                "; each of its parts gives the reference's output for what it receives, but in "
+                f"its forward {self.wiring}"
+            )
+        elif self.own_forward:
             body += (
                 "; each of its parts gives the reference's output for what it receives, so the "
                 "difference is in its own forward (what it passes to them or how it combines "
@@ -242,10 +252,12 @@ def first_difference(
     seen: list[str] = []
     agreed: list[str] = []  # the calls compared and equal
     unknown: list[str] = []  # the calls that could not be compared
+    checked: list[dict] = []  # the entries read so far, in order
     for raw in trace[:MAX_ENTRIES]:
         entry = _entry(raw)
         if entry is None:
             continue
+        checked.append(entry)
         name = entry["name"]
         call = seen.count(name) + 1
         seen.append(name)
@@ -262,6 +274,17 @@ def first_difference(
             continue
         inside = [n for n in agreed if _inside(n, name)]
         own = bool(inside) and not any(_inside(n, name) for n in unknown)
+        wiring = ""
+        if own:  # the entries that finished inside this call: after its previous call's
+            start = max((i + 1 for i, e in enumerate(checked[:-1]) if e["name"] == name), default=0)
+            wiring = describe(
+                checked[start:-1],
+                name,
+                entry["input"],
+                entry["output"],
+                part,
+                lambda n: _reference_name(n, renames),
+            )
         return Difference(
             name,
             entry["class"],
@@ -271,6 +294,7 @@ def first_difference(
             given=entry["input"],
             gave=entry["output"],
             reference=_reference_name(name, renames),
+            wiring=wiring,
         )
     return None
 

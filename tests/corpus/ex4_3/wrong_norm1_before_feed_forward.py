@@ -3,6 +3,7 @@ edited, norm1 left as it was): norm2 is built but never used. With fresh weights
 LayerNorms are equal (all ones and zeros), so only weights of their own show the mistake."""
 # expect-failing: in eval mode GPTModel gives the reference's logits
 # expect-failing: TransformerBlock(cfg) on its own
+# expect-message: norm2 is never called; ff is given the output of norm1's call 2, where the reference's is given norm2's output
 
 import torch
 from torch import nn
