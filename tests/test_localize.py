@@ -311,9 +311,13 @@ def test_only_the_failures_a_report_shows_are_localized(tmp_path, monkeypatch):
     from support import CORPUS, grade_folder, make_submission
 
     import grader.judge.located as located
+    import grader.judge.parallel as parallel
 
     calls = []
     real = located.localize
+    # Counted in this process: graded here, never in forked judges (which a process with no
+    # other thread uses, as under ``pytest -n 0``, and whose calls this list would not see).
+    monkeypatch.setattr(parallel, "alone", lambda: False)
     monkeypatch.setattr(located, "localize", lambda *a, **k: calls.append(1) or real(*a, **k))
     (right,) = grade_folder(make_submission(tmp_path / "right"), ["4.3"]).exercises
     assert right.score == right.max_score and calls == []
