@@ -226,6 +226,23 @@ def test_no_wiring_is_claimed_where_neither_side_can_be_named():
     assert "difference is in its own forward" in found.sentence()
 
 
+def test_a_train_mode_trace_finds_a_dropout_of_another_rate_which_eval_mode_cannot():
+    # With rates of 0 and 1 a train-mode run is deterministic: a dropout built with the wrong
+    # rate zeroes what the reference's keeps. In eval mode both are the identity.
+    torch.manual_seed(0)
+    reference = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.0), nn.Linear(4, 4))
+    student = nn.Sequential(nn.Linear(4, 4), nn.Dropout(1.0), nn.Linear(4, 4))
+    student.load_state_dict(reference.state_dict())
+    x = torch.randn(1, 3, 4)
+    assert first_difference(reference, trace_module(student, x)) is None
+    trace = trace_module(student, x, train=True)
+    assert not student.training  # the trace leaves the module in eval mode
+    found = first_difference(reference, trace, train=True)
+    assert (found.name, found.cls, found.own_forward) == ("1", "Dropout", False)
+    assert found.got == 0 and found.expected == found.input_value != 0
+    assert bool((found.gave == 0).all()) and torch.equal(found.given, reference[0](x))
+
+
 def test_a_renamed_module_maps_to_the_reference_by_its_parameters():
     reference, student = pair(Renamed, c=0.44715)
     mine = dict(student.named_parameters())

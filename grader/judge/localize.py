@@ -233,13 +233,15 @@ def first_difference(
     renames: dict[str, str] | None = None,
     rtol: float = RTOL,
     atol: float = ATOL,
+    train: bool = False,
 ) -> Difference | None:
     """The first traced call (in the order calls finish: the innermost part first) whose output
     differs from what the reference's part of the same name gives for the same input; None when
     every call that can be compared agrees.
 
     ``oracle`` (the reference module) holds the same weights as the student's module and is put
-    in eval mode (the trace is an eval-mode run); ``trace`` is ``grader.worker.trace``'s list,
+    in eval mode, as the trace was run (``train``: both in train mode, for dropout rates of 0 or
+    1 only, where a run is deterministic); ``trace`` is ``grader.worker.trace``'s list,
     from a worker;
     ``renames`` maps the student's module names to the reference's (``module_renames``). Only
     calls with one argument are replayed: the reference's part is called as ``part(input)``.
@@ -247,7 +249,7 @@ def first_difference(
     if not isinstance(trace, list):
         return None
     renames = renames or {}
-    oracle.eval()
+    oracle.train(train)
     parts = dict(oracle.named_modules())
     seen: list[str] = []
     agreed: list[str] = []  # the calls compared and equal

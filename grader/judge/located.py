@@ -55,21 +55,24 @@ def localize(
     x: torch.Tensor,
     names: Names | None = None,
     max_tokens: int = MAX_TOKENS,
+    train: bool = False,
 ) -> tuple[Difference, nn.Module] | None:
     """The first part of the student's module (kept by the worker under ``reply["handle"]``,
     described in ``reply["module"]``, loaded with ``oracle``'s weights) whose output differs
     from ``oracle``'s part for the same input, on ``x``, and that part of the reference; None
     when none is found (or the student's code raises while traced). ``oracle`` is copied
-    first: a shared (remembered) module is never changed."""
+    first: a shared (remembered) module is never changed. ``train``: both run in train mode
+    (only for dropout rates of 0 or 1: deterministic)."""
     oracle = copy.deepcopy(oracle)
     weights = {k: v.detach() for k, v in oracle.named_parameters()}
     mapped = names(weights, reply["module"]) if names is not None else weights
     renames = module_renames(dict(zip(weights, mapped, strict=True)))
+    mode = {"train": True} if train else {}  # a pack's own trace probe may take no train
     try:
-        trace = worker.call("trace", handle=reply["handle"], x=small_input(x, max_tokens))
+        trace = worker.call("trace", handle=reply["handle"], x=small_input(x, max_tokens), **mode)
     except StudentError:
         return None
-    found = first_difference(oracle, trace, renames, rtol=RTOL, atol=ATOL)
+    found = first_difference(oracle, trace, renames, rtol=RTOL, atol=ATOL, train=train)
     if found is None:
         return None
     return found, dict(oracle.named_modules()).get(found.reference, oracle)
@@ -107,13 +110,16 @@ def localized(
     explain: Explain | None = None,
     part_hints: Mapping[str, str] | None = None,
     max_tokens: int = MAX_TOKENS,
+    train: bool = False,
 ) -> Iterator[None]:
     """Run the comparison inside; if it fails, name where the student's module first departs
     from ``oracle()`` (called only after a failure; it may be a shared, remembered module:
     it is copied) as the failure's cause, its sentence first in the message (unless ``explain``
     gives a fuller cause, which then says it). The verdict and points do not change; the kind
     becomes ``LOCATED`` where the cause says all there is (a part's own output, or a cause of
-    ``explain``'s), and stays the check's where a module combines parts that each agree."""
+    ``explain``'s), and stays the check's where a module combines parts that each agree.
+    ``train``: the trace and the reference run in train mode, for a check whose dropout rates
+    are all 0 or 1 (a train-mode run is deterministic only then)."""
     try:
         yield
     except CheckFailed as failed:
@@ -123,7 +129,7 @@ def localized(
             rebuilt = oracle()
         except CheckFailed:  # the module cannot be rebuilt: its own check says why
             raise failed from None
-        located = localize(worker, reply, rebuilt, x, names, max_tokens)
+        located = localize(worker, reply, rebuilt, x, names, max_tokens, train)
         if located is None:
             raise
         found, part = located

@@ -1,6 +1,7 @@
 """A module's forward pass, submodule by submodule: what each part received and returned.
 
-Worker side. ``trace_module`` runs a student's module on the judge's input in eval mode, under
+Worker side. ``trace_module`` runs a student's module on the judge's input in eval mode (or in
+train mode, when the judge's dropout rates are 0 or 1 and a run is deterministic), under
 ``torch.no_grad``, with a hook before and after every submodule's forward (the module itself
 included, under the name ``""``), and returns one entry per call, as plain data for the wire:
 
@@ -101,10 +102,16 @@ class _Recorder:
 
 
 def trace_module(
-    model: nn.Module, x: torch.Tensor, max_elements: int = 8192, budget: int = 1_000_000
+    model: nn.Module,
+    x: torch.Tensor,
+    max_elements: int = 8192,
+    budget: int = 1_000_000,
+    train: bool = False,
 ) -> list[dict]:
-    """Run ``model(x)`` in eval mode without gradients, recording every submodule's call (see
-    the module's docstring); the model is left in eval mode and without the trace's hooks."""
+    """Run ``model(x)`` in eval mode (``train``: in train mode, for a judge whose dropout rates
+    are 0 or 1, so that the run is deterministic) without gradients, recording every
+    submodule's call (see the module's docstring); the model is left in eval mode and without
+    the trace's hooks."""
     recorder = _Recorder(max_elements, budget)
     handles = []
     try:
@@ -120,16 +127,19 @@ def trace_module(
 
             handles.append(sub.register_forward_pre_hook(pre, with_kwargs=True))
             handles.append(sub.register_forward_hook(post, with_kwargs=True))
-        model.eval()
+        model.train(train)
         with torch.no_grad():
             model(x)
     finally:
         for handle in handles:
             handle.remove()
+        model.eval()
     return recorder.calls
 
 
-def trace_kept(module: Any, state: dict, handle: int, x: torch.Tensor) -> list[dict]:
+def trace_kept(
+    module: Any, state: dict, handle: int, x: torch.Tensor, train: bool = False
+) -> list[dict]:
     """A probe: the trace of the module the worker kept under ``handle`` (a build probe's
-    ``_keep``), run on the judge's ``x``."""
-    return trace_module(state[handle], x)
+    ``_keep``), run on the judge's ``x`` (in train mode when the judge says ``train``)."""
+    return trace_module(state[handle], x, train=train is True)

@@ -29,6 +29,7 @@ from grader.pack.judge import (
     pair_text,
     tensor_text,
 )
+from llm_pack.checks.dropout_places import RATE_HINTS
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
 from llm_pack.checks.ex4_3_logits import (
     acting_places,
@@ -199,7 +200,9 @@ def check_isolated(key: str):
             message += "\n" + pair_text(expected, got)
         else:
             message += f"\nExpected: {tensor_text(expected)}\nGot:      {got!r}"
-        with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
+        # Rates of 0 and 1 only: a train-mode run is deterministic, so it is traced as it failed.
+        train = all(ex["cfg"][k] in (0, 1) for k in SPLIT_KEYS)
+        with localized(worker, reply, lambda: expected_case(ex, True)[0], x, train=train):
             raise CheckFailed(message, kind)
 
     return run
@@ -340,25 +343,9 @@ CHECKS = [
         reproduce=reproduce_logits(train=False),
         max_examples=10,
     ),
-    _isolation_check(
-        "drop_rate_emb",
-        1.5,
-        "GPTModel's drop_emb = nn.Dropout(cfg['drop_rate_emb']), applied to the sum of the "
-        "token and position embeddings, and only there.",
-    ),
-    _isolation_check(
-        "drop_rate_shortcut",
-        2,
-        "TransformerBlock's drop_shortcut = nn.Dropout(cfg['drop_rate_shortcut']) is applied "
-        "twice: to the attention output and to the feed-forward output, each before it is "
-        "added back to its shortcut.",
-    ),
-    _isolation_check(
-        "drop_rate_attn",
-        1.5,
-        "the attention dropout lives in MultiHeadAttention: pass dropout=cfg['drop_rate_attn'] "
-        "when TransformerBlock builds self.att.",
-    ),
+    _isolation_check("drop_rate_emb", 1.5, RATE_HINTS["drop_rate_emb"]),
+    _isolation_check("drop_rate_shortcut", 2, RATE_HINTS["drop_rate_shortcut"]),
+    _isolation_check("drop_rate_attn", 1.5, RATE_HINTS["drop_rate_attn"]),
     BLOCK_CHECK,
     Check(
         name="with three different rates, train-mode logits match the reference's for the "

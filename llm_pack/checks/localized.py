@@ -22,6 +22,7 @@ from torch import nn
 from grader.pack.judge import PART, Cause, Difference, Worker
 from grader.pack.judge import localized as located
 from llm_pack.checks.attention_variants import what_it_computes
+from llm_pack.checks.dropout_places import dropout_of_another_rate
 from llm_pack.checks.renames import under_student_names
 
 # What to compare in a part the trace found to differ, by its class: the book's own definition.
@@ -46,15 +47,23 @@ def changed_step(found: Difference, part: nn.Module) -> Cause | None:
 
 
 def localized(
-    worker: Worker, reply: dict, reference: Callable[[], nn.Module], x: torch.Tensor
+    worker: Worker,
+    reply: dict,
+    reference: Callable[[], nn.Module],
+    x: torch.Tensor,
+    train: bool = False,
 ) -> AbstractContextManager[None]:
-    """The grader's ``localized`` with this pack's names, changed steps and part hints."""
+    """The grader's ``localized`` with this pack's names, changed steps and part hints
+    (``train``: traced in train mode, for dropout rates of 0 and 1 only)."""
     return located(
         worker,
         reply,
         reference,
         x,
         names=under_student_names,
-        explain=changed_step,
+        explain=lambda found, part: (
+            dropout_of_another_rate(found, part) or changed_step(found, part)
+        ),
         part_hints=PART_HINTS,
+        train=train,
     )

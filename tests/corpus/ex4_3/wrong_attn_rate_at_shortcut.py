@@ -2,6 +2,7 @@
 drop_rate_shortcut to the attention module."""
 # expect-failing: drop_rate_shortcut acts
 # expect-failing: drop_rate_attn acts
+# expect-message: in train mode, trf_blocks[0].att.dropout (Dropout) zeroes all it is given, where the book's keeps it
 
 import torch
 from torch import nn

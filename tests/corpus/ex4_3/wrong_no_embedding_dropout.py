@@ -1,5 +1,6 @@
 """Creates drop_emb from drop_rate_emb but never applies it in forward()."""
 # expect-failing: drop_rate_emb acts
+# expect-message: but in its forward drop_emb is never called
 
 import torch
 from torch import nn

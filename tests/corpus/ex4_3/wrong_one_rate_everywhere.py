@@ -2,6 +2,7 @@
 still uses one rate everywhere."""
 # expect-failing: drop_rate_shortcut acts
 # expect-failing: drop_rate_attn acts
+# expect-message: trf_blocks[0].drop_shortcut (Dropout) keeps all it is given, where the book's zeroes it
 
 import torch
 from torch import nn

@@ -1,6 +1,7 @@
 """Applies the shortcut dropout after the attention branch only; the feed-forward branch
 is added back undropped."""
 # expect-failing: drop_rate_shortcut acts
+# expect-message: it returns ff's output + its input, where the reference returns its input
 
 import torch
 from torch import nn
