@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from grader.protocol import wire
+from grader.shared.torchseed import seeded
 
 MAX_CALLS = 400
 MAX_NAME = 500  # a submodule with a longer qualified name is not traced (the judge skips it)
@@ -108,8 +109,9 @@ def trace_module(
     budget: int = 1_000_000,
     train: bool = False,
 ) -> list[dict]:
-    """Run ``model(x)`` in eval mode (``train``: in train mode, for a judge whose dropout rates
-    are 0 or 1, so that the run is deterministic) without gradients, recording every
+    """Run ``model(x)`` in eval mode (``train``: in train mode after ``torch.manual_seed(0)``,
+    for a judge whose dropout rates are 0 or 1; a dropout of another rate of the student's then
+    draws the same masks on every run) without gradients, recording every
     submodule's call (see the module's docstring); the model is left in eval mode and without
     the trace's hooks."""
     recorder = _Recorder(max_elements, budget)
@@ -128,8 +130,12 @@ def trace_module(
             handles.append(sub.register_forward_pre_hook(pre, with_kwargs=True))
             handles.append(sub.register_forward_hook(post, with_kwargs=True))
         model.train(train)
-        with torch.no_grad():
-            model(x)
+        state = torch.get_rng_state()  # the worker's later draws are as they were without it
+        try:
+            with seeded(0 if train else None), torch.no_grad():
+                model(x)
+        finally:
+            torch.set_rng_state(state)
     finally:
         for handle in handles:
             handle.remove()

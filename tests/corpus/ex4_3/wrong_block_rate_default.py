@@ -2,6 +2,7 @@
 right; but TransformerBlock(cfg) on its own falls back to a default attention rate of 0.1
 instead of reading cfg["drop_rate_attn"]."""
 # expect-failing: TransformerBlock(cfg) on its own
+# expect-message: att.dropout (Dropout)
 
 import torch
 from torch import nn
