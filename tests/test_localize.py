@@ -205,6 +205,23 @@ def test_a_part_that_returns_its_input_is_not_named_for_being_skipped():
     assert found.wiring.startswith("it returns ff's output + its input, where the reference ")
 
 
+def test_a_part_written_out_with_its_weights_is_not_said_to_be_missing():
+    # norm2 computed with F.layer_norm and norm2's own weights (not called as a module), and the
+    # old shortcut added: only the shortcut is named.
+    class Inline(TwoNorms):
+        def forward(self, x):
+            h = self.drop(self.att(self.norm1(x))) + x
+            n = nn.functional.layer_norm(h, (4,), self.norm2.weight, self.norm2.bias)
+            return self.drop(self.ff(n)) + x
+
+    reference, _ = norms_pair("")
+    student = Inline()
+    student.load_state_dict(reference.state_dict())
+    found = first_difference(reference, trace_module(student, torch.randn(1, 3, 4)))
+    assert found.own_forward and "never called" not in found.wiring
+    assert found.wiring.startswith("it returns ")
+
+
 def test_no_wiring_is_claimed_where_neither_side_can_be_named():
     # The two norms equal (fresh weights): the answer that swaps them computes the book's
     # output and has no difference at all; one whose parts are fed tensors computed in the

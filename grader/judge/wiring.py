@@ -13,8 +13,8 @@ same way. Where a part's input (or the output) comes from somewhere in the stude
 from somewhere else in the reference's, and no source is common to both, that is the sentence:
 "att is given norm2's output, where the reference's is given norm1's output". Nothing is said
 where either side cannot be named or the sources overlap (two tensors that happen to be
-equal), nor of a part never called that returns what it is given (a dropout in eval mode): a
-wiring is claimed only from evidence.
+equal), nor of a part never called that returns what it is given (a dropout in eval mode) or
+whose output the forward computes all the same: a wiring is claimed only from evidence.
 """
 
 from __future__ import annotations
@@ -191,10 +191,14 @@ def describe(
     said: list[str] = []
     called = {c.part for c in mine}
     # A part that returns what it is given (a dropout in eval mode) changes nothing by not
-    # being called: it is never named for it.
+    # being called, and one whose output the student's forward computes anyway (written out
+    # with the part's weights) is not missing: neither is named for it.
     acting = {c.part for c in theirs if not _same(c.given, c.gave)}
+    present = [t for _, t in _known(given, mine)] + ([gave] if gave is not None else [])
     for part in dict.fromkeys(c.part for c in theirs):
-        if called and part in acting - called and len(said) < MAX_SENTENCES:
+        outputs = [c.gave for c in theirs if c.part == part]
+        computed = any(_same(out, t) for out in outputs for t in present)
+        if called and part in acting - called and not computed and len(said) < MAX_SENTENCES:
             said.append(f"{part} is never called")
     for k, call in enumerate(theirs):
         if len(said) >= MAX_SENTENCES:
