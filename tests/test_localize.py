@@ -117,15 +117,15 @@ def test_a_module_that_combines_right_parts_wrongly_is_named_for_its_own_forward
     reference, student = pair(swapped=True)
     found = first_difference(reference, trace_module(student, X))
     assert (found.name, found.cls, found.own_forward) == ("blocks.1", "Block", True)
-    # Its output is its feed-forward's alone: the reference's adds the block's input to it. (The
-    # norm's input, x + x, is named by neither side: nothing is said of it.)
-    assert (
-        found.wiring
-        == "it returns ff's output, where the reference returns ff's output + its input"
+    # The norm is given x + x, and its output is its feed-forward's alone: the reference's
+    # norm is given the block's input, and the block's input is added to its output.
+    assert found.wiring == (
+        "norm is given twice its input, where the reference's is given its input; it returns "
+        "ff's output, where the reference returns ff's output + its input"
     )
     assert found.sentence().endswith(
         "each of its parts gives the reference's output for what it receives, but in its "
-        "forward it returns ff's output, where the reference returns ff's output + its input"
+        f"forward {found.wiring}"
     )
 
 
@@ -225,7 +225,7 @@ def test_a_part_written_out_with_its_weights_is_not_said_to_be_missing():
 def test_no_wiring_is_claimed_where_neither_side_can_be_named():
     # The two norms equal (fresh weights): the answer that swaps them computes the book's
     # output and has no difference at all; one whose parts are fed tensors computed in the
-    # forward itself (x * 2) is named for its own forward, with nothing claimed of its wiring.
+    # forward itself (x * 3) is named for its own forward, with nothing claimed of its wiring.
     torch.manual_seed(1)
     reference, student = TwoNorms(), TwoNorms("swapped")
     student.load_state_dict(reference.state_dict())
@@ -234,7 +234,7 @@ def test_no_wiring_is_claimed_where_neither_side_can_be_named():
 
     class Doubled(TwoNorms):
         def forward(self, x):
-            return super().forward(x * 2)
+            return super().forward(x * 3)
 
     student = Doubled()
     student.load_state_dict(reference.state_dict())

@@ -1,20 +1,20 @@
 """What a module's forward passes to its parts, told apart from the reference's: the evidence
 behind "the difference is in its own forward" (``grader.judge.localize``).
 
-When every part of a student's module gives the reference's output for what it receives and
-the module's output still differs, the mistake is in the module's own forward: a part fed the
-wrong tensor (``norm1`` where the reference's uses ``norm2``), a part never called, a shortcut
-added to the wrong tensor. Here the tensors of one call of the module (its input, each direct
-part's input and output, from the worker's trace) are named by where they come from: each
-part's input and the module's output is matched, value for value, against the module's input,
-the inputs and outputs of the parts that finished before it, and the sums of two of those (a
-shortcut). The reference's module, run on the same input with the same weights, is named the
+When every part of a student's module gives the reference's output for what it receives and the
+module's output still differs, the mistake is in the module's own forward: a part fed the wrong
+tensor (``norm1`` where the reference's uses ``norm2``), a part never called, a shortcut added
+to the wrong tensor. Here the tensors of one call of the module (its input, each direct part's
+input and output, from the worker's trace) are named by where they come from: each part's input
+and the module's output is matched, value for value, against the module's input, the inputs and
+outputs of the parts that finished before it, and the sums (a shortcut) and differences of two
+of those. The reference's module, run on the same input with the same weights, is named the
 same way. Where a part's input (or the output) comes from somewhere in the student's module and
 from somewhere else in the reference's, and no source is common to both, that is the sentence:
 "att is given norm2's output, where the reference's is given norm1's output". Nothing is said
-where either side cannot be named or the sources overlap (two tensors that happen to be
-equal), nor of a part never called that returns what it is given (a dropout in eval mode) or
-whose output the forward computes all the same: a wiring is claimed only from evidence.
+where either side cannot be named or the sources overlap (two tensors that happen to be equal),
+nor of a part never called that returns what it is given (a dropout in eval mode) or whose
+output the forward computes all the same: a wiring is claimed only from evidence.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ MAX_SENTENCES = 2
 MAX_SUM_ELEMENTS = 8192
 MAX_PAIRS = 1024
 
-# A source of a tensor: ("input",), ("in" | "out", part, call), or ("sum", source, source).
+# A source of a tensor: ("input",), ("in" | "out", part, call), ("twice", source), or
+# ("sum" | "difference", source, source).
 Source = tuple
 
 
@@ -70,8 +71,9 @@ def _known(inp: torch.Tensor | None, calls: list[Call]) -> list[tuple[Source, to
 
 
 def sources(value: torch.Tensor | None, inp: torch.Tensor | None, before: list[Call]) -> set:
-    """Where ``value`` comes from: each known tensor equal to it, and each sum of two known
-    tensors equal to it (the module's input ``inp`` and the calls that finished ``before``)."""
+    """Where ``value`` comes from: each known tensor equal to it, and each sum (a tensor added
+    to itself, too) or difference of two known tensors equal to it (the module's input ``inp``
+    and the calls that finished ``before``)."""
     if value is None:
         return set()
     known = _known(inp, before)
@@ -79,10 +81,17 @@ def sources(value: torch.Tensor | None, inp: torch.Tensor | None, before: list[C
     if not value.is_floating_point() or value.numel() > MAX_SUM_ELEMENTS:
         return found
     alike = [(s, t) for s, t in known if t.shape == value.shape and t.dtype == value.dtype]
+    for a, x in alike:
+        if bool(torch.equal(x + x, value)):
+            found.add(("twice", a))
     pairs = [(p, q) for i, p in enumerate(alike) for q in alike[i + 1 :]][:MAX_PAIRS]
     for (a, x), (b, y) in pairs:
         if bool(torch.equal(x + y, value)):
             found.add(("sum", *sorted((a, b))))
+        if bool(torch.equal(x - y, value)):
+            found.add(("difference", a, b))
+        if bool(torch.equal(y - x, value)):
+            found.add(("difference", b, a))
     return found
 
 
@@ -144,6 +153,10 @@ def reference_calls(part: nn.Module, inp: torch.Tensor) -> tuple[list[Call], Any
 def _label(source: Source, repeated: set[str]) -> str:
     if source[0] == "input":
         return "its input"
+    if source[0] == "twice":
+        return f"twice {_label(source[1], repeated)}"
+    if source[0] == "difference":
+        return f"{_label(source[1], repeated)} - {_label(source[2], repeated)}"
     if source[0] == "sum":  # a part's output first, then what it is added to
         a, b = sorted(source[1:], key=lambda s: (s[0] != "out", s[0] == "input"))
         return f"{_label(a, repeated)} + {_label(b, repeated)}"
@@ -156,15 +169,19 @@ def _label(source: Source, repeated: set[str]) -> str:
 
 def _named(found: set, calls: list[Call], repeated: set[str]) -> str:
     """The one of several equal sources to name: the module's input first, then a single
-    tensor before a sum, an output before an input, and of those the latest call's (what the
+    tensor, a tensor twice, a sum, a difference; an output before an input, and of those the
+    latest call's (what the
     forward most likely used: an eval-mode dropout returns what it is given)."""
     when = {(c.part, c.number): i for i, c in enumerate(calls)}
 
     def rank(source: Source) -> tuple:
         if source[0] == "input":
             return (0, 0)
-        if source[0] == "sum":
-            return (2, *sorted((rank(source[1]), rank(source[2]))))
+        if source[0] == "twice":
+            return (2, *rank(source[1]))
+        if source[0] in ("sum", "difference"):
+            order = 3 if source[0] == "sum" else 4
+            return (order, *sorted((rank(source[1]), rank(source[2]))))
         return (1, (0 if source[0] == "out" else 1) - when.get(source[1:], 0) * 2)
 
     return _label(min(found, key=rank), repeated)
