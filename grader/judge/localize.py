@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from grader.judge.wiring import describe
+from grader.shared.tensors import first_tensor
 
 RTOL, ATOL = 1e-4, 1e-5
 MAX_ENTRIES = 1000  # calls read from a trace (the worker sends at most 400)
@@ -190,9 +191,7 @@ def _replay(part: nn.Module, inp: torch.Tensor) -> torch.Tensor | None:
             out = part(inp)
     except Exception:
         return None
-    if isinstance(out, list | tuple):
-        out = next((o for o in out if isinstance(o, torch.Tensor)), None)
-    return out if isinstance(out, torch.Tensor) else None
+    return first_tensor(out)
 
 
 def _compare(entry: dict, expected: torch.Tensor, rtol: float, atol: float) -> dict | None:

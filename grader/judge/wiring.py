@@ -26,6 +26,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.shared.tensors import first_tensor
+
 MAX_PARTS = 16  # direct part calls looked at in one call of the module
 MAX_SENTENCES = 2
 # A trace comes from a worker: sums are tried only for tensors the size an honest trace sends
@@ -122,9 +124,8 @@ def reference_calls(part: nn.Module, inp: torch.Tensor) -> tuple[list[Call], Any
     handles = []
 
     def first(value: Any) -> torch.Tensor | None:
-        if isinstance(value, list | tuple):
-            value = next((v for v in value if isinstance(v, torch.Tensor)), None)
-        return value.detach().clone() if isinstance(value, torch.Tensor) else None
+        tensor = first_tensor(value)
+        return None if tensor is None else tensor.detach().clone()
 
     for name, child in part.named_children():
 

@@ -29,6 +29,7 @@ import torch
 from torch import nn
 
 from grader.protocol import wire
+from grader.shared.tensors import first_tensor
 from grader.shared.torchseed import seeded
 
 MAX_CALLS = 400
@@ -42,16 +43,6 @@ def _sendable(t: Any) -> bool:
         and t.device.type == "cpu"
         and t.dtype in wire.dtypes().values()
     )
-
-
-def _first_tensor(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value
-    if isinstance(value, list | tuple):
-        for item in value:
-            if isinstance(item, torch.Tensor):
-                return item
-    return None
 
 
 class _Recorder:
@@ -76,7 +67,7 @@ class _Recorder:
         return t.detach().clone().contiguous(), shape
 
     def before(self, name: str, module: nn.Module, args: tuple, kwargs: dict) -> None:
-        first = _first_tensor(list(args) + list(kwargs.values()))
+        first = first_tensor(list(args) + list(kwargs.values()))
         value, shape = self.keep(first)
         self.pending.append(
             {
@@ -98,7 +89,7 @@ class _Recorder:
             return
         if len(self.calls) >= MAX_CALLS:
             return
-        value, shape = self.keep(_first_tensor(output))
+        value, shape = self.keep(first_tensor(output))
         self.calls.append({**entry, "output": value, "output_shape": shape})
 
 

@@ -200,9 +200,8 @@ def check_isolated(key: str):
             message += "\n" + pair_text(expected, got)
         else:
             message += f"\nExpected: {tensor_text(expected)}\nGot:      {got!r}"
-        # Rates of 0 and 1 only: a train-mode run is deterministic, so it is traced as it failed.
-        train = all(ex["cfg"][k] in (0, 1) for k in SPLIT_KEYS)
-        with localized(worker, reply, lambda: expected_case(ex, True)[0], x, train=train):
+        # Its rates are 0 and 1 (isolated_rate): deterministic in train mode, so traced in it.
+        with localized(worker, reply, lambda: expected_case(ex, True)[0], x, train=True):
             raise CheckFailed(message, kind)
 
     return run
