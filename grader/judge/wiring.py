@@ -171,8 +171,8 @@ def _label(source: Source, repeated: set[str]) -> str:
 def _named(found: set, calls: list[Call], repeated: set[str]) -> str:
     """The one of several equal sources to name: the module's input first, then a single
     tensor, a tensor twice, a sum, a difference; an output before an input, and of those the
-    latest call's (what the
-    forward most likely used: an eval-mode dropout returns what it is given)."""
+    latest call's (what the forward most likely used: an eval-mode dropout returns what it is
+    given)."""
     when = {(c.part, c.number): i for i, c in enumerate(calls)}
 
     def rank(source: Source) -> tuple:
