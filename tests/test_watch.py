@@ -31,9 +31,10 @@ WATCHING = "Watching "
 class Watch:
     """``grade --watch`` in a subprocess, its stdout read line by line in a thread."""
 
-    def __init__(self, *args: str):
+    def __init__(self, *args: str, stdin: int = subprocess.DEVNULL):
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "grader", *args, "--watch"],
+            stdin=stdin,  # not a pipe unless asked: its end would end the watch
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -96,6 +97,25 @@ def test_a_save_is_graded_again_and_ctrl_c_ends_with_0(tmp_path):
         code, err = watch.stop()
     assert code == 0, err
     assert "Traceback" not in err
+
+
+def test_the_end_of_a_piped_input_ends_the_watch_with_0(tmp_path):
+    """An editor or a script that drives ``grade --watch`` through a pipe closes it when done
+    (Windows has no Ctrl-C for a process without a console)."""
+    sub = make_submission(tmp_path / "sub")
+    watch = Watch(str(sub), "-e", "4.1", "--max-examples", "4", stdin=subprocess.PIPE)
+    try:
+        assert "passed" in status_line(watch.report(), "4.1")
+        shutil.copyfile(
+            CORPUS / "ex4_1" / "wrong_forgets_biases.py", sub / "exercises" / BY_ID["4.1"].filename
+        )
+        assert "failed" in status_line(watch.report(), "4.1")
+        watch.proc.stdin.close()
+        code = watch.proc.wait(timeout=WAIT_S)
+    finally:
+        if watch.proc.poll() is None:
+            watch.stop()
+    assert code == 0, watch.proc.stderr.read()
 
 
 def test_what_is_graded_again_is_what_changed(tmp_path):

@@ -100,13 +100,20 @@ CREATE INDEX IF NOT EXISTS checks_by_name ON checks (exercise_id, name, passed);
 """
 
 
+def _set_mode(fd: int) -> None:
+    """Give a file just made by ``mkstemp`` (owner-only) the mode of the batch's files; on
+    Windows before Python 3.13 there is no ``os.fchmod``, and no such mode to give."""
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, FILE_MODE)
+
+
 def atomic_write(path: Path, data: str | bytes) -> None:
     """Write ``path`` so that readers (and a crash) see the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        os.fchmod(fd, FILE_MODE)
+        _set_mode(fd)
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -167,7 +174,7 @@ def write_report(result_dict: dict, path: Path) -> bool:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, FILE_MODE)
+    _set_mode(fd)
     os.close(fd)
     try:
         write_html(from_dict(result_dict), Path(tmp))

@@ -49,6 +49,8 @@ from grader.judge import resilience
 from grader.judge.seeds import Seed
 from grader.pipeline import Request, SubmissionError
 
+KILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows: SIGTERM is TerminateProcess
+
 MAX_ATTEMPTS = 2
 WATCH_S = 1.0  # how often this process looks for a judge past its deadline
 DEADLINE_VARIABLE = deadline.VARIABLE  # seconds a judge may take on one submission
@@ -226,7 +228,7 @@ def run_jobs(
                     job = futures[future]
                     given_up.add(job.entry.name)
                     try:
-                        os.kill(pid, signal.SIGKILL)
+                        os.kill(pid, KILL)
                     except OSError:
                         pass
                     on_outcome(gave_up(job, judge_deadline(job.settings)))

@@ -8,7 +8,8 @@ submission is read again (a notebook is extracted again) and every exercise whos
 from the last grade is graded; a change to another Python file beside the exercise files (a
 helper module the student imports) grades every exercise again. The report on screen is always
 the whole submission: the exercises graded last, with the others as they were. Ctrl-C ends the
-watch with exit status 0.
+watch with exit status 0, and so does the end of its standard input when that is a pipe (a
+script or an editor that drives the watch closes it); a terminal's input is left alone.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from grader import pipeline
-from grader.live.saves import Saves, changed, fingerprint, merged, watched
+from grader.live.saves import InputEnded, Saves, changed, fingerprint, input_ended, merged, watched
 from grader.pipeline import Submission
+from grader.result.report_text import ansi_console
 from grader.shared.registry import select as select_exercises
 
 if TYPE_CHECKING:
@@ -42,7 +44,7 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
     ids = [e.id for e in select_exercises(args.exercises)]
     folder, counts, shown = watched(args.path)
     waiting = f"Watching {shown} - graded again when you save (Ctrl-C to stop)"
-    clear = sys.stdout.isatty()
+    clear = sys.stdout.isatty() and ansi_console(sys.stdout)
     saves = Saves(folder, counts)
     try:
         before = fingerprint(submission, ids)
@@ -50,7 +52,7 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
         show(result, submission)
         _say(waiting, args)
         while True:
-            saves.wait()
+            saves.wait(ended=input_ended)
             try:
                 submission = pipeline.open_path(args.path)
             except pipeline.SubmissionError as exc:  # a notebook saved half-way: wait for the next
@@ -72,6 +74,8 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
             _say(f"Graded again: {', '.join(again)}. {waiting}", args)
     except KeyboardInterrupt:
         print(file=sys.stderr)
+    except InputEnded:  # a script or an editor drove the watch through a pipe, and is done
+        pass
     finally:
         saves.close()
         submission.cleanup()

@@ -13,15 +13,17 @@ import dataclasses
 import hashlib
 import json
 import os
-import select
 import signal
+import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.pipeline import Submission
 from grader.protocol.boot import BOOT, boot_arguments
+from grader.shared import pipes
 from grader.shared.errors import UsageError
 
 if TYPE_CHECKING:
@@ -31,6 +33,22 @@ QUIET_MS = 50  # a save is graded once its folder has had no new event for this 
 HELPERS = ""  # the fingerprint's key for the Python files beside the exercise files
 WATCHER_BOOT = BOOT.format(module="grader.live.saves", function="report_saves")
 POLL_MS = 500  # how often the watcher process checks that grade is still there
+LOOK_S = 0.25  # how often a wait for saves looks whether the watch is over (end of input)
+
+
+class InputEnded(Exception):
+    """The watch's standard input (a pipe) has ended: whoever drove the watch is done."""
+
+
+def input_ended(fd: int = 0) -> bool:
+    """Whether ``fd`` is a pipe that has reached its end (a terminal or anything else: never).
+    What arrives on the pipe meanwhile is read and dropped."""
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode) or not pipes.wait_readable(fd, 0):
+            return False
+        return os.read(fd, 1 << 12) == b""
+    except OSError:  # closed, or not a file at all
+        return False
 
 
 class Counts:
@@ -120,25 +138,30 @@ class Saves:
         )
         self._pending = b""
 
-    def _lines(self, block: bool) -> list[bytes]:
-        """The whole lines the watcher has written: at least one if ``block``."""
+    def _lines(self, block: bool, ended: Callable[[], bool]) -> list[bytes]:
+        """The whole lines the watcher has written: at least one if ``block`` (unless
+        ``ended()`` says to stop waiting: then ``InputEnded``)."""
         fd = self._proc.stdout.fileno()
         while True:
             if b"\n" in self._pending:
                 *lines, self._pending = self._pending.split(b"\n")
                 return lines
-            if not block and not select.select([fd], [], [], 0)[0]:
+            if not block and not pipes.wait_readable(fd, 0):
                 return []
+            while block and not pipes.wait_readable(fd, LOOK_S):
+                if ended():
+                    raise InputEnded()
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 raise UsageError(f"cannot watch {self._folder} for saves: the watcher stopped")
             self._pending += chunk
 
-    def wait(self) -> set[Path]:
-        """The files saved since the last call (blocks until one is)."""
+    def wait(self, ended: Callable[[], bool] = lambda: False) -> set[Path]:
+        """The files saved since the last call (blocks until one is, or until ``ended()``
+        says the watch is over: then ``InputEnded``)."""
         saved: set[Path] = set()
         block = True
-        while lines := self._lines(block):
+        while lines := self._lines(block, ended):
             for line in lines:
                 message = json.loads(line)
                 if isinstance(message, str):  # e.g. no file events here (inotify's limit)
@@ -175,7 +198,7 @@ def report_saves(config: dict) -> None:
             rust_timeout=POLL_MS,
             yield_on_timeout=True,
         ):
-            if select.select([sys.stdin], [], [], 0)[0]:  # end of file
+            if pipes.wait_readable(sys.stdin.fileno(), 0):  # end of file
                 return
             if events:
                 tell(sorted({name for _change, name in events}))

@@ -27,11 +27,17 @@ KEEP_ENV = (
     "WINDIR",
     "COMSPEC",
     "PATHEXT",
+    "SYSTEMDRIVE",  # Windows: where the system is (some libraries look for their files there)
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
     "GRADER_PACK",  # the course (grader.shared.course.child_environment): workers load its probes
     "GRADER_META_KERNELS",  # "off": the meta device on torch's own kernels (slower, same shapes)
 )
 
 SETUP_FAILED = 121  # the exit status of a worker whose sandbox could not be set up
+# the exit status of a worker that its own memory watch ended: where the OS enforces no memory
+# limit (macOS), a thread of the worker's ends it once it holds more than a worker may use
+OUT_OF_MEMORY = 122
 
 END = "end"  # the request after an exercise's last call: the worker's loop exits (status 0)
 
@@ -125,6 +131,10 @@ def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[
         TMPDIR=home,
         TEMP=home,
         TMP=home,
+        # Windows finds the home folder (Path.home(), ~) in these, not in HOME
+        USERPROFILE=home,
+        APPDATA=home,
+        LOCALAPPDATA=home,
         PYTHONHASHSEED="0",
         PYTHONDONTWRITEBYTECODE="1",
         PYTHONIOENCODING="utf-8",

@@ -44,11 +44,12 @@ import json
 import math
 import os
 import re
-import select
 import struct
 import sys
 import time
 from typing import TYPE_CHECKING, Any
+
+from grader.shared import pipes
 
 if TYPE_CHECKING:
     import torch
@@ -372,6 +373,19 @@ def send(fd: int, obj: Any) -> None:
         data = data[n:]
 
 
+def _read_into(fd: int, view: memoryview) -> int:
+    """Read what is there, up to ``len(view)`` bytes, into ``view``: in place with
+    ``os.readv`` (POSIX), else (Windows) through ``os.read`` and a copy."""
+    if _READV is not None:
+        return _READV(fd, [view])
+    chunk = os.read(fd, len(view))
+    view[: len(chunk)] = chunk
+    return len(chunk)
+
+
+_READV = getattr(os, "readv", None)
+
+
 def _read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
     buf = bytearray(n)
     view = memoryview(buf)
@@ -379,12 +393,9 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytearray:
     while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or not pipes.wait_readable(fd, left):
                 raise ChannelTimeout()
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise ChannelTimeout()
-        k = os.readv(fd, [view[got : min(n, got + (1 << 20))]])
+        k = _read_into(fd, view[got : min(n, got + (1 << 20))])
         if not k:
             raise ChannelClosed()
         got += k

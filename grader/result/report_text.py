@@ -64,10 +64,37 @@ def visible_len(text: str) -> int:
 
 
 def use_colour(stream: TextIO) -> bool:
-    """Colour on a terminal, never with ``NO_COLOR`` (https://no-color.org) or ``TERM=dumb``."""
+    """Colour on a terminal, never with ``NO_COLOR`` (https://no-color.org) or ``TERM=dumb``;
+    on Windows only on a console that reads colour codes (Windows Terminal, or the legacy
+    console once its VT mode is on: ``ansi_console``)."""
     if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
-    return bool(getattr(stream, "isatty", lambda: False)())
+    if not getattr(stream, "isatty", lambda: False)():
+        return False
+    return os.name != "nt" or ansi_console(stream)
+
+
+def ansi_console(stream: TextIO) -> bool:
+    """Windows: whether the console behind ``stream`` reads colour and cursor codes, turning
+    its VT mode on where it can (Windows 10 and later); False on an older console or when the
+    stream is no console at all. Elsewhere a terminal always reads them."""
+    if os.name != "nt":
+        return True
+    try:
+        import ctypes
+        import msvcrt
+
+        kernel32 = ctypes.WinDLL("kernel32")
+        handle = msvcrt.get_osfhandle(stream.fileno())
+        mode = ctypes.c_uint32()
+        if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
+            return False
+        return bool(mode.value & VT_MODE or kernel32.SetConsoleMode(handle, mode.value | VT_MODE))
+    except (ImportError, AttributeError, OSError, ValueError):
+        return False
+
+
+VT_MODE = 0x0004  # ENABLE_VIRTUAL_TERMINAL_PROCESSING, a console output mode
 
 
 def use_unicode(stream: TextIO) -> bool:

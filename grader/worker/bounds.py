@@ -35,6 +35,45 @@ def _tasks_of_uid(uid: int) -> int:
     return count
 
 
+def _processes_of_uid(uid: int) -> int:
+    """The processes ``uid`` runs now, as ``ps`` counts them (no ``/proc``: macOS, where
+    ``RLIMIT_NPROC`` counts processes, not threads); a guess of 1,000 if ``ps`` fails."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(
+            ["ps", "-U", str(uid), "-o", "pid="], capture_output=True, text=True, timeout=10
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 1000
+    return len(listed.split())
+
+
+MEMORY_LOOK_S = 0.05  # how often the memory watch looks at the worker's resident memory
+
+
+def watch_memory(allowed: int) -> None:
+    """Where the OS enforces no memory limit (macOS ignores ``RLIMIT_AS``/``RLIMIT_RSS``): a
+    daemon thread ends the worker with ``OUT_OF_MEMORY`` once its peak resident memory has
+    grown by more than ``allowed`` bytes since now. Memory is looked at every
+    ``MEMORY_LOOK_S``, so an allocation between two looks can pass the bound for that long."""
+    import resource
+
+    from grader.protocol.boot import OUT_OF_MEMORY
+
+    unit = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB elsewhere
+    limit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * unit + allowed
+    peak, sleep, leave = resource.getrusage, threading.Event().wait, os._exit
+
+    def watch() -> None:
+        while peak(resource.RUSAGE_SELF).ru_maxrss * unit <= limit:
+            sleep(MEMORY_LOOK_S)
+        os.write(2, b"\nthe worker used more memory than it may: ended by its memory watch\n")
+        leave(OUT_OF_MEMORY)
+
+    threading.Thread(target=watch, name="grader-memory-watch", daemon=True).start()
+
+
 def _address_space_now() -> int | None:
     try:
         with open("/proc/self/statm") as f:
@@ -72,8 +111,8 @@ def apply_limits(limits: Limits, own_user_namespace: bool) -> list[str]:
     base = _address_space_now()
     if base is not None:
         set_limit("RLIMIT_AS", base + limits.memory_mb * 2**20, what="memory limit")
-    else:
-        set_limit("RLIMIT_RSS", limits.memory_mb * 2**20, what="memory limit")
+    else:  # macOS: no limit on memory is enforced, so a thread of the worker's watches it
+        watch_memory(limits.memory_mb * 2**20)
     set_limit("RLIMIT_FSIZE", limits.max_file_mb * 2**20, what="file size limit")
     set_limit("RLIMIT_CPU", int(limits.cpu_s), int(limits.cpu_s) + 5, what="CPU time limit")
     set_limit("RLIMIT_CORE", 0)
@@ -85,6 +124,8 @@ def apply_limits(limits: Limits, own_user_namespace: bool) -> list[str]:
     else:
         if not own_user_namespace and sys.platform.startswith("linux"):
             nproc += _tasks_of_uid(os.getuid())
+        elif not own_user_namespace:  # macOS: the limit counts every process of the user
+            nproc = limits.max_processes + _processes_of_uid(os.getuid())
         set_limit("RLIMIT_NPROC", nproc, what="process limit")
     return off
 

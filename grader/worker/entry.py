@@ -47,8 +47,9 @@ def run_worker(
 
         metakernels.install()  # inherited from the fork server; a fresh interpreter needs it
         current()  # the course it was started for, read before its environment is cleared
-        os.environ.clear()
-        os.environ.update(worker_environment(workdir))
+        environment = worker_environment(workdir)  # read before it is cleared (Windows'
+        os.environ.clear()  # SYSTEMROOT and the rest of the allow-list are kept)
+        os.environ.update(environment)
         tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch
         sys.dont_write_bytecode = True  # never a .pyc next to the student's file
         os.chdir(workdir)

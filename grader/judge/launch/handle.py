@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from grader.judge.launch.reader import ReplyReader
 from grader.protocol import wire
-from grader.protocol.boot import END, SETUP_FAILED, TAMPERED
+from grader.protocol.boot import END, OUT_OF_MEMORY, SETUP_FAILED, TAMPERED
 from grader.protocol.limits import Limits
 from grader.shared import timing
 from grader.shared.safetext import SHORT_LIMIT, safe_info, safe_text, safe_value
@@ -61,6 +61,15 @@ class StudentError(Exception):
 
 FINISH_GRACE_S = 5.0  # how long a worker may take to end once asked to
 
+# Exit statuses of a Windows process that crashed (NTSTATUS codes, as unsigned numbers)
+WINDOWS_CRASHES = {
+    0xC0000005: "an access violation, Windows' segmentation fault",
+    0xC00000FD: "a stack overflow",
+    0xC0000017: "out of memory",
+    0xC000001D: "an illegal instruction",
+    0xC0000409: "a stack buffer overrun",
+}
+
 MEMORY_MARKERS = ("can't allocate memory", "not enough memory", "out of memory")
 
 
@@ -72,11 +81,15 @@ def describe_exit(returncode: int | None) -> str:
         name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
         if sig == signal.SIGSEGV:
             return "the worker crashed with a segmentation fault (SIGSEGV)"
-        if sig == signal.SIGKILL:
+        if sig == getattr(signal, "SIGKILL", None):
             return "the worker was killed (SIGKILL), most often for using too much memory"
         if sig == getattr(signal, "SIGXCPU", None):
             return "the worker used up its CPU time limit (SIGXCPU)"
         return f"the worker was killed by signal {name}"
+    if returncode in WINDOWS_CRASHES:  # an NTSTATUS: Windows' way of saying a signal
+        return f"the worker crashed ({WINDOWS_CRASHES[returncode]})"
+    if returncode == OUT_OF_MEMORY:
+        return "the worker was ended for using too much memory (more than a worker may use)"
     if returncode == SETUP_FAILED:
         return "the grader could not set up the sandbox for this worker"
     return f"the worker exited with status {returncode} while the grader was waiting for it"
@@ -292,7 +305,7 @@ class WorkerHandle:
     def finish(self, grace: float = FINISH_GRACE_S) -> None:
         """End a worker that has answered every call: ask its loop to end and read its exit
         status; ``Tampered`` if its tripwire or guard went off, even after its last reply."""
-        if self.closed or self.reader is not None:
+        if self.closed:
             return
         try:
             wire.send(self.req_fd, {"action": END, "args": {}})

@@ -1,0 +1,197 @@
+"""Every POSIX-only call has its other-platform path (DESIGN §5.14), held here on Linux with
+the POSIX function taken away; the real Windows Python runs in ``bench/windows_check.py``
+(under Wine, from .ci/run).
+
+- the wire reads without ``os.readv`` (Windows' Python has none);
+- a pipe is waited on without ``select`` (Windows' takes sockets only): ``PeekNamedPipe``'s
+  loop, its end counted as readable;
+- ``grade --watch`` ends at the end of its input when that is a pipe, never on a terminal;
+- macOS: memory is bounded by the worker's own watch (macOS enforces neither ``RLIMIT_AS``
+  nor ``RLIMIT_RSS``), and the process limit counts the user's processes with ``ps``;
+- the batch's files are written without ``os.fchmod`` (Windows before Python 3.13) and a judge
+  past its deadline is killed without ``SIGKILL``;
+- a worker's environment names its home the Windows way too; colour codes only on a console
+  that reads them; Windows' crash statuses in words.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.batch import ledger, pool
+from grader.judge.launch.handle import describe_exit
+from grader.live import saves
+from grader.protocol import boot, wire
+from grader.result import report_text
+from grader.shared import pipes
+
+
+def test_the_wire_reads_whole_messages_without_readv(monkeypatch):
+    monkeypatch.setattr(wire, "_READV", None)
+    read_end, write_end = os.pipe()
+    message = {"weights": torch.arange(300_000, dtype=torch.float32), "name": "W_query"}
+    sender = threading.Thread(target=wire.send, args=(write_end, message))
+    sender.start()
+    try:
+        got = wire.recv(read_end, timeout=60)
+    finally:
+        sender.join()
+        os.close(read_end)
+        os.close(write_end)
+    assert got["name"] == "W_query" and torch.equal(got["weights"], message["weights"])
+
+
+def test_a_wait_on_a_pipe_without_select_looks_until_data_or_the_time_is_up(monkeypatch):
+    looks = iter([False, False, True])
+    monkeypatch.setattr(pipes, "_has_data", lambda fd: next(looks))
+    assert pipes._wait_windows(5, timeout=30)
+    monkeypatch.setattr(pipes, "_has_data", lambda fd: False)
+    assert not pipes._wait_windows(5, timeout=0.05)
+    assert not pipes._wait_windows(5, timeout=0)
+
+
+def test_a_pipe_is_readable_when_it_holds_data_or_has_ended():
+    read_end, write_end = os.pipe()
+    try:
+        assert not pipes.wait_readable(read_end, 0)
+        os.write(write_end, b"x")
+        assert pipes.wait_readable(read_end, 0)
+        os.read(read_end, 1)
+        os.close(write_end)
+        assert pipes.wait_readable(read_end, 1)  # its end: a read returns b""
+    finally:
+        os.close(read_end)
+
+
+def test_the_end_of_a_piped_input_is_seen_and_what_came_before_it_is_dropped():
+    read_end, write_end = os.pipe()
+    try:
+        assert not saves.input_ended(read_end)  # open, nothing in it
+        os.write(write_end, b"some keys\n")
+        assert not saves.input_ended(read_end)  # read and dropped
+        os.close(write_end)
+        assert saves.input_ended(read_end)
+    finally:
+        os.close(read_end)
+    with open(os.devnull) as null:  # not a pipe (a terminal is not either): never an end
+        assert not saves.input_ended(null.fileno())
+    assert not saves.input_ended(999)  # no such descriptor
+
+
+def test_a_wait_for_saves_ends_when_the_input_has(tmp_path):
+    watcher = saves.Saves(tmp_path, saves.Counts(suffix=".py"))
+    saved = threading.Event()
+
+    def save_until_seen() -> None:  # the watcher process may not watch yet at the first save
+        while not saved.wait(0.5):
+            (tmp_path / "answer.py").write_text("x = 1\n")
+
+    try:
+        with pytest.raises(saves.InputEnded):
+            watcher.wait(ended=lambda: True)
+        threading.Thread(target=save_until_seen, daemon=True).start()
+        deadline = time.monotonic() + 120  # a bound against a hang only
+        assert watcher.wait(ended=lambda: time.monotonic() > deadline) == {tmp_path / "answer.py"}
+    finally:
+        saved.set()
+        watcher.close()
+
+
+MEMORY_HOG = """
+import sys, time
+from grader.worker import bounds
+bounds.watch_memory(64 * 2**20)
+hog = bytearray(512 * 2**20)
+for i in range(0, len(hog), 4096):
+    hog[i] = 1
+time.sleep(10)
+print("not stopped")
+"""
+
+
+def test_the_memory_watch_ends_a_worker_past_its_allowance():
+    """What bounds memory where the OS enforces no limit (macOS): the worker's own watch."""
+    done = subprocess.run(
+        [sys.executable, "-c", MEMORY_HOG], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == boot.OUT_OF_MEMORY, done.stderr
+    assert "memory watch" in done.stderr and "not stopped" not in done.stdout
+    assert "too much memory" in describe_exit(boot.OUT_OF_MEMORY)
+
+
+def test_the_process_limit_counts_the_users_processes_without_proc():
+    from grader.worker import bounds
+
+    counted = bounds._processes_of_uid(os.getuid())
+    assert 1 <= counted < 100_000  # this process at least, as ps lists them
+
+
+def test_the_batch_writes_its_files_without_fchmod(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "fchmod")
+    ledger.atomic_write(tmp_path / "gradebook.csv", "a,b\n")
+    assert (tmp_path / "gradebook.csv").read_text() == "a,b\n"
+
+
+def test_a_judge_past_its_deadline_is_killed_with_what_the_platform_has():
+    assert pool.KILL == getattr(signal, "SIGKILL", signal.SIGTERM)
+
+
+def test_a_workers_home_is_its_scratch_by_every_name(tmp_path):
+    env = boot.worker_environment(str(tmp_path), {"SYSTEMROOT": r"C:\Windows", "SECRET": "x"})
+    for name in ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP", "TMPDIR"):
+        assert env[name] == str(tmp_path)
+    assert env["SYSTEMROOT"] == r"C:\Windows" and "SECRET" not in env
+
+
+def test_a_worker_keeps_its_allow_list_after_it_clears_its_environment(tmp_path):
+    """The worker clears its environment and sets it again: what it keeps is read first."""
+    code = (
+        "import os, sys; from grader.protocol.boot import worker_environment; "
+        "env = worker_environment(sys.argv[1]); os.environ.clear(); os.environ.update(env); "
+        "print(os.environ.get('SYSTEMROOT'), os.environ['USERPROFILE'] == sys.argv[1])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "SYSTEMROOT": "C:\\Windows"},
+        timeout=60,
+    )
+    assert done.stdout.split() == ["C:\\Windows", "True"], done.stderr
+    entry = Path(boot.__file__).parents[1] / "worker" / "entry.py"
+    assert "environment = worker_environment(workdir)" in entry.read_text()
+
+
+class Console:
+    def __init__(self, tty: bool):
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+    def fileno(self) -> int:
+        raise OSError("not a console")
+
+
+def test_colour_only_on_a_console_that_reads_it(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert report_text.use_colour(Console(tty=True))
+    assert not report_text.use_colour(Console(tty=False))
+    monkeypatch.setattr(os, "name", "nt")  # Windows: the console is asked, and this one fails
+    assert not report_text.ansi_console(Console(tty=True))
+    assert not report_text.use_colour(Console(tty=True))
+
+
+def test_windows_crash_statuses_are_named():
+    assert "access violation" in describe_exit(0xC0000005)
+    assert "stack overflow" in describe_exit(0xC00000FD)
