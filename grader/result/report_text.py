@@ -84,8 +84,8 @@ def ansi_console(stream: TextIO) -> bool:
         import ctypes
         import msvcrt
 
-        kernel32 = ctypes.WinDLL("kernel32")
-        handle = msvcrt.get_osfhandle(stream.fileno())
+        kernel32 = ctypes.WinDLL("kernel32")  # type: ignore[attr-defined]  # Windows only
+        handle = msvcrt.get_osfhandle(stream.fileno())  # type: ignore[attr-defined]
         mode = ctypes.c_uint32()
         if not kernel32.GetConsoleMode(handle, ctypes.byref(mode)):
             return False

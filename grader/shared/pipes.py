@@ -39,11 +39,12 @@ def _wait_windows(fd: int, timeout: float) -> bool:
 
 def _has_data(fd: int) -> bool:
     """Windows: bytes are waiting in the pipe behind ``fd``, or its writer has closed it."""
-    import _winapi  # type: ignore[import-not-found]  # Windows only
+    import _winapi
     import msvcrt
 
     try:
-        available, _left = _winapi.PeekNamedPipe(msvcrt.get_osfhandle(fd), 0)
+        handle = msvcrt.get_osfhandle(fd)  # type: ignore[attr-defined]  # Windows only
+        available, _left = _winapi.PeekNamedPipe(handle, 0)  # type: ignore[attr-defined]
     except OSError:  # broken pipe: the writer is gone, a read returns the end
         return True
     return available > 0

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,5 +81,28 @@ def start_spawn(
         output_path,
         limits,
         process=process,
+        killer=None if posix else _in_a_job(process, limits),
         reader=handle.ReplyReader(rep_r) if reader_thread else None,
     )
+
+
+def _in_a_job(process: subprocess.Popen, limits: Limits) -> Callable[[], None] | None:
+    """Windows: the worker in a job object of its own (its memory, its processes, and every
+    process it starts ended with it); what kills the job, or None where none could be made."""
+    from grader.judge.launch.winjob import Job
+
+    try:
+        job = Job(int(process._handle), limits.memory_mb, limits.max_processes)  # type: ignore[attr-defined]
+    except (OSError, AttributeError) as exc:
+        if not _NO_JOB_SAID:
+            _NO_JOB_SAID.append(True)
+            print(
+                f"grade: sandbox layers off here: job object ({exc}): a worker's memory and "
+                "processes are not bounded",
+                file=sys.stderr,
+            )
+        return None
+    return job.kill
+
+
+_NO_JOB_SAID: list[bool] = []  # the line above is printed once a process
