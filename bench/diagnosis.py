@@ -133,7 +133,8 @@ RELATED: dict[str, frozenset[str]] = {
     "hard-coded": frozenset({"ignored-argument"}),
     "ignored-argument": frozenset({"hard-coded"}),
     "missing-config-key": frozenset({"renamed-attribute", "config-values"}),
-    "config-values": frozenset({"missing-config-key"}),
+    # an aliased config ends with wrong values: naming them is no absent cause
+    "config-values": frozenset({"missing-config-key", "config-not-copied"}),
 }
 CAUSES = frozenset(CAUSE_PATTERNS)
 

@@ -4,8 +4,7 @@ assigned where a parameter is."""
 # seen-in: public code, search result "SelfAttention_v1_v2" (self.W_query = sa_v2.get_W_query(),
 # seen-in: the v2 layers reused as v1's weights)
 # cause: plain-tensor
-# cause-words: nn.Linear, W_query
-# cause-words: nn.Linear, parameter
+# cause-words: Linear, W_query
 # expect-failing: sa_v1 computes what sa_v2 computes
 
 import copy

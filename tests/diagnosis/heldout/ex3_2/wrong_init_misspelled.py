@@ -4,8 +4,9 @@ takes no such arguments, and no head is ever built."""
 # seen-in: chwla/Machine-Learning llm/ch3/3_4.py (class MultiHeadAttentionWrapper with
 # seen-in: def __init_(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias = False))
 # cause: misspelled-init
-# cause-words: __init_
-# cause-words: __init__, spell
+# cause-words: spell
+# cause-words: underscore
+# cause-words: typo
 # expect-failing: it is a MultiHeadAttentionWrapper with exactly two heads
 
 import torch

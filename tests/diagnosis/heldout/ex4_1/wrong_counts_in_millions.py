@@ -4,8 +4,10 @@
 # seen-in: public code, find_string ids 16273216962 and 54199203731 (counts printed divided by
 # seen-in: 1e6)
 # cause: inexact-count
-# cause-words: int
 # cause-words: million
+# cause-words: rounded
+# cause-words: not an int
+# cause-words: a float
 # expect-failing: feedforward_params counts the parameters of TransformerBlock(cfg).ff
 
 import torch

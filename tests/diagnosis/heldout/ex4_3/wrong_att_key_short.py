@@ -5,7 +5,8 @@ other part is the book's."""
 # seen-in: dropout_value=cfg["drop_rate_att"] to its own EfficientMultiHeadAttention)
 # seen-in: issue 56 ("two answers to 4.3 whose own config names the key drop_rate_att")
 # cause: missing-config-key
-# cause-words: drop_rate_att, drop_rate_attn
+# cause-words: drop_rate_att, drop_rate_attn, exercise
+# cause-words: drop_rate_att, drop_rate_attn, grader
 # expect-failing: GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M
 
 import torch

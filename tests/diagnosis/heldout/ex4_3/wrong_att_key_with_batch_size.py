@@ -4,7 +4,8 @@ exercise's config has drop_rate_attn and no batch_size."""
 # seen-in: public code, find_string ids 54755354352 and 54669454289 (GPT_CONFIG_124M with
 # seen-in: "batch_size": 2 and "drop_rate_att", models imported from ch04.ex_4_1_params_count)
 # cause: missing-config-key
-# cause-words: drop_rate_att, drop_rate_attn
+# cause-words: drop_rate_att, drop_rate_attn, exercise
+# cause-words: drop_rate_att, drop_rate_attn, grader
 # expect-failing: GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M
 
 import torch

@@ -4,6 +4,7 @@ AttributeError (cannot assign module before Module.__init__() call), so no model
 # seen-in: __init__(self, cfg) starts with self.att = MultiHeadAttention(...))
 # cause: missing-super-init
 # cause-words: super().__init__
+# cause-words: Module.__init__
 # expect-failing: GPTModel has the same state_dict keys
 
 import torch

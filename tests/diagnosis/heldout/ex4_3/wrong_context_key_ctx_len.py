@@ -4,7 +4,8 @@ model raises KeyError."""
 # seen-in: public code, find_string ids 5824264976 and 24313014540 (GPT_CONFIG_124M with
 # seen-in: "ctx_len" and classes reading cfg["ctx_len"])
 # cause: missing-config-key
-# cause-words: ctx_len, context_length
+# cause-words: ctx_len, context_length, exercise
+# cause-words: ctx_len, context_length, grader
 # expect-failing: GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M
 
 import torch

@@ -4,10 +4,11 @@ train mode. (A Dropout has no parameters, so the state-dict keys are the book's.
 # seen-in: public code, find_string ids 12552572498 and 12504240851 (FeedForward(emb_dim, *,
 # seen-in: dropout, bias) whose nn.Sequential ends in nn.Dropout(dropout))
 # cause: dropout-place
-# cause-words: ff
-# cause-words: feed-forward
-# cause-words: FeedForward
-# expect-failing: drop_rate_shortcut acts
+# cause-words: ff.layers
+# cause-words: FeedForward, dropout
+# cause-words: extra dropout
+# cause-words: dropout inside
+# expect-failing: with three different rates
 
 import torch
 from torch import nn

@@ -4,8 +4,9 @@ raises KeyError."""
 # seen-in: public code, find_string id 39501703151 (GPT_CONFIG_AI with "drop_rate_emb",
 # seen-in: "drop_rate_att", "drop_rate_shc")
 # cause: missing-config-key
-# cause-words: drop_rate_shc, drop_rate_shortcut
-# cause-words: drop_rate_att, drop_rate_attn
+# cause-words: drop_rate_shc, drop_rate_shortcut, exercise
+# cause-words: drop_rate_att, drop_rate_attn, exercise
+# cause-words: drop_rate_att, drop_rate_attn, grader
 # expect-failing: GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M
 
 import torch
