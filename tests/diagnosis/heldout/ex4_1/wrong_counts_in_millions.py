@@ -1,8 +1,6 @@
 """Reports the counts in millions, rounded to one decimal, as a model summary prints them:
 4.7 for GPT-2 small's feed-forward module instead of 4,722,432."""
 # seen-in: prp-e/minillm params_calculator.py (print(f"~ {total_params/1e6:.1f}M parameters"))
-# seen-in: public code, find_string ids 16273216962 and 54199203731 (counts printed divided by
-# seen-in: 1e6)
 # cause: inexact-count
 # cause-words: million
 # cause-words: rounded

@@ -1,8 +1,8 @@
 """Keeps the context length under the key ctx_len, as a translated edition's config does, and
 its classes read that key: built from the exercise's config, which has context_length, the
 model raises KeyError."""
-# seen-in: public code, find_string ids 5824264976 and 24313014540 (GPT_CONFIG_124M with
-# seen-in: "ctx_len" and classes reading cfg["ctx_len"])
+# seen-in: public code, find_string ids 5824264976 and 24313014540 (GPT_CONFIG_124M that keeps
+# seen-in: the context length under "ctx_len")
 # cause: missing-config-key
 # cause-words: ctx_len, context_length, exercise
 # cause-words: ctx_len, context_length, grader
