@@ -73,6 +73,31 @@ def test_reading_a_message():
     assert BENCH.absent_causes(labels, "masks drawn in another order") == ["dropout-order"]
 
 
+def test_the_report_gives_figures_per_kind_and_keeps_cases_back_on_request():
+    def outcome(id, cause, named, status="failed"):
+        return BENCH.CaseOutcome(id, (cause,), "seen", status, "0/10", named, f"first of {id}")
+
+    measured = BENCH.Measurement(
+        [
+            outcome("4.1:wrong_a", "qkv-bias", True),
+            outcome("4.1:wrong_b", "qkv-bias", False),
+            outcome("4.3:wrong_c", "stateful", False, "error"),
+        ]
+    )
+    kinds = BENCH.by_kind(measured)
+    assert {kind: len(part.outcomes) for kind, part in kinds.items()} == {
+        "qkv-bias": 2,
+        "stateful": 1,
+    }
+    assert [len(part.errors) for part in kinds.values()] == [0, 1]
+    full = BENCH.report_text(measured, BENCH.HELDOUT_DIR, "heldout")
+    figures = BENCH.report_text(measured, BENCH.HELDOUT_DIR, "heldout", details=False)
+    assert "heldout half: 3 cases" in figures and "1/3 = 33%" in figures
+    assert "qkv-bias" in figures and "1/2 named" in figures and "0/1 named" in figures
+    assert "wrong_b" in full and "first of 4.1:wrong_b" in full
+    assert "wrong_" not in figures and "first of" not in figures
+
+
 @pytest.mark.slow
 def test_every_case_loses_points_and_its_first_message_names_its_cause():
     """The goals of issue 41 on the labeled set: every real mistake loses points and none is
