@@ -9,13 +9,14 @@ done yet", and each wrong answer fails where its header says, with its snippet r
 
 from __future__ import annotations
 
-import math
+import importlib.util
 import types
 
 import pytest
 import torch
 from hypothesis import strategies as st
 from support import ROOT
+from test_declared import InProcess
 from test_pack_authoring import grade
 from test_pack_face import grader_imports
 
@@ -71,16 +72,16 @@ def test_numbers_and_plain_values_compare_as_before():
 # --- same_module_as_reference, in this process ------------------------------------------------
 
 
-class LoRALayer(torch.nn.Module):
-    def __init__(self, in_dim, out_dim, rank, alpha):
-        super().__init__()
-        self.A = torch.nn.Parameter(torch.empty(in_dim, rank))
-        torch.nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
-        self.B = torch.nn.Parameter(torch.zeros(rank, out_dim))
-        self.alpha = alpha
+def _book_classes():
+    """The LoRA pack's oracle (the book's appendix-E classes), loaded from its file."""
+    path = LORA_PACK / "lora_pack" / "oracle.py"
+    spec = importlib.util.spec_from_file_location("lora_oracle_for_tests", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    def forward(self, x):
-        return self.alpha * (x @ self.A @ self.B)
+
+LoRALayer = _book_classes().LoRALayer
 
 
 class NoAlpha(LoRALayer):
@@ -92,19 +93,6 @@ class Transposed(LoRALayer):
     def __init__(self, in_dim, out_dim, rank, alpha):
         super().__init__(in_dim, out_dim, rank, alpha)
         self.A = torch.nn.Parameter(torch.empty(rank, in_dim))
-
-
-class InProcess:
-    """The worker protocol, run in this process (for tests only: graded code runs sandboxed)."""
-
-    def __init__(self, probes, module):
-        self.probes, self.module, self.state = probes, module, {}
-
-    def call(self, action, timeout=None, **args):
-        return self.probes[action](self.module, self.state, **args)
-
-    def call_while(self, action, meanwhile, timeout=None, **args):
-        return self.call(action, **args), meanwhile() if meanwhile else None
 
 
 def drawn(ex: dict) -> torch.nn.Module:

@@ -159,6 +159,28 @@ def call_text(function: str, args: Mapping[str, Any], keywords: tuple[str, ...])
     return f"{function}({', '.join(parts)})"
 
 
+def snippet_head(
+    module: str,
+    name: str,
+    args: Mapping[str, Any],
+    setup: str | Callable[[Example], str] | None,
+    example: Example,
+) -> list[str]:
+    """A declared check's snippet up to the call: the imports of ``name`` from the student's
+    ``module``, ``setup``'s code (a string formatted with a dict example's items, or a function
+    of the example), and each argument ``setup`` does not define, as a literal."""
+    if setup is None:
+        defined = ""
+    else:
+        defined = setup.format(**example) if isinstance(setup, str) else setup(example)
+    lines = ["import torch", f"from exercises.{module} import {name}", ""]
+    lines += [defined.rstrip("\n")] if defined else []
+    for n, v in args.items():
+        if f"{n} =" not in defined:
+            lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+    return lines
+
+
 def same_as_reference(
     *,
     name: str,
@@ -221,15 +243,7 @@ def same_as_reference(
 
     def reproduce(example: Example) -> str:
         args = dict(arguments(example))
-        if setup is None:
-            defined = ""
-        else:
-            defined = setup.format(**example) if isinstance(setup, str) else setup(example)
-        lines = ["import torch", f"from exercises.{module} import {function}", ""]
-        lines += [defined.rstrip("\n")] if defined else []
-        for n, v in args.items():
-            if f"{n} =" not in defined:
-                lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+        lines = snippet_head(module, function, args, setup, example)
         if seed is not None:
             lines.append(f"torch.manual_seed({int(seed(example))})")
         with torch.no_grad():

@@ -22,7 +22,14 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.judge import hints
-from grader.judge.declared import Compare, call_text, close, has_parameter, literal
+from grader.judge.declared import (
+    Compare,
+    call_text,
+    close,
+    has_parameter,
+    literal,
+    snippet_head,
+)
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.located import localized
 from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, tensor_text
@@ -129,15 +136,7 @@ def same_module_as_reference(
 
     def reproduce(example: Example) -> str:
         args = dict(arguments(example))
-        if setup is None:
-            defined = ""
-        else:
-            defined = setup.format(**example) if isinstance(setup, str) else setup(example)
-        lines = ["import torch", f"from exercises.{module} import {builder}", ""]
-        lines += [defined.rstrip("\n")] if defined else []
-        for n, v in args.items():
-            if f"{n} =" not in defined:
-                lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+        lines = snippet_head(module, builder, args, setup, example)
         with torch.no_grad():
             oracle = reference(example)
             state = weights_of(example, oracle)
