@@ -81,9 +81,11 @@ def same_module_as_reference(
     parameters lack one of the weights' names, or hold it in another shape, fails with
     ``STRUCTURE`` and ``structure_hint``; extra parameters and buffers are the student's own.
     A failed comparison names the first part of the module that departs from the reference's
-    (``localized``, with ``part_hints``; ``localize=False`` skips it). ``setup(example)`` is the
-    snippet's code for the arguments a literal cannot write (``"linear = torch.nn.Linear({d_in},
-    {d_out})"``, a string formatted with a dict example's items).
+    (``localized``, with ``part_hints``; ``localize=False`` skips it, as it should with ``train``
+    unless every dropout rate is 0 or 1: a trace in train mode must be deterministic).
+    ``setup(example)`` is the snippet's code for the arguments a literal cannot write
+    (``"linear = torch.nn.Linear({d_in}, {d_out})"``, a string formatted with a dict example's
+    items).
     """
     module, _, builder = answer.partition(":")
     if not module or not builder:
