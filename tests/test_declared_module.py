@@ -20,8 +20,15 @@ from test_declared import InProcess
 from test_pack_authoring import grade
 from test_pack_face import grader_imports
 
-from grader.pack.judge import STRUCTURE, VALUES, CheckFailed, close, same_module_as_reference
-from grader.pack.worker import module_probes
+from grader.pack.judge import (
+    STRUCTURE,
+    VALUES,
+    CheckFailed,
+    close,
+    same_as_reference,
+    same_module_as_reference,
+)
+from grader.pack.worker import answer_probes, module_probes
 
 LORA_PACK = ROOT / "tests" / "lora_pack"
 
@@ -54,6 +61,23 @@ def test_a_list_of_tensors_never_asks_a_tensor_for_its_truth():
         close([torch.ones(3)] * 3, expected, "f(x)")
     with pytest.raises(CheckFailed, match=r"element \[0\] of f\(x\) is tensor"):
         close([torch.ones(1), "a"], ["a", "a"], "f(x)")
+
+
+def test_same_as_reference_compares_a_pair_of_tensors():
+    check = same_as_reference(
+        name="split_half(x) is both halves",
+        answer="ex9_4:split_half",
+        strategy=st.just({"x": [1.0, 2.0, 3.0, 4.0]}),
+        arguments=lambda ex: {"x": torch.tensor(ex["x"])},
+        reference=lambda ex: tuple(torch.tensor(ex["x"]).chunk(2)),
+        points=1,
+        hint="chunk(2)",
+    )
+    probes, ex = answer_probes("split_half"), {"x": [1.0, 2.0, 3.0, 4.0]}
+    check.run(InProcess(probes, types.SimpleNamespace(split_half=lambda x: list(x.chunk(2)))), ex)
+    swapped = types.SimpleNamespace(split_half=lambda x: x.chunk(2)[::-1])
+    with pytest.raises(CheckFailed, match=r"^element \[0\] of split_half\(x\) differs"):
+        check.run(InProcess(probes, swapped), ex)
 
 
 def test_dict_keys_must_be_the_same():
