@@ -33,7 +33,7 @@ EXAMPLES: dict[str, str] = {
     "MAX_MESSAGE_BYTES": "assert x.numel() * 4 < MAX_MESSAGE_BYTES",
     "NOT_DONE": "raise CheckFailed('not done yet', NOT_DONE)",
     "OWN_KINDS": "Check(..., hint_kinds=(*OWN_KINDS, STRUCTURE))",
-    "PART": "Cause('part:GELU', 'your GELU differs', rank=PART)",
+    "PART": "Cause('part:Norm', 'your Norm differs', rank=PART)",
     "ROOT": "Cause('ignored:d_out', 'd_out is never used', rank=ROOT)",
     "SHAPE": "raise CheckFailed(f'shape {got.shape}, expected (2, 3)', SHAPE)",
     "STRUCTURE": "raise CheckFailed('no weight named W_query', STRUCTURE)",
@@ -74,7 +74,7 @@ EXAMPLES: dict[str, str] = {
     "same_module_as_reference": "same_module_as_reference(name='LoRALayer(...)(x)',\n"
     "    answer='exE_lora:LoRALayer', strategy=cases, arguments=sizes, reference=book_lora,\n"
     "    inputs=lambda ex: torch.ones(2, ex['in_dim']), points=4, hint='alpha * (x @ A @ B)')",
-    "seeded": "with seeded(123):\n    model = GPTModel(cfg)",
+    "seeded": "with seeded(123):\n    layer = torch.nn.Linear(3, 2)",
     "tensor_text": "print(tensor_text(expected))",
     "NotPlainData": "try:\n    value = plain(out, 'your function returned')\n"
     "except NotPlainData as e:\n    print(e)",
@@ -86,8 +86,8 @@ EXAMPLES: dict[str, str] = {
     "load_weights": "EX9_3 = {'build': _build, 'forward': forward, 'load': load_weights}",
     "module_probes": "EXE_1 = module_probes('LoRALayer') | module_probes('LinearWithLoRA',\n"
     "    build={'linear': linear})",
-    "number": "count = number(module.total_params(cfg), 'total_params(cfg)')",
-    "on_meta": "EX4_2 = {'total': on_meta('total_params')}",
+    "number": "count = number(module.parameter_count(cfg), 'parameter_count(cfg)')",
+    "on_meta": "EX9_4 = {'count': on_meta('parameter_count')}",
     "plain": "value = plain(module.double(x), 'double returned')",
     "trace_kept": "EX4_3 = {'build': _build, 'trace': trace_kept}",
     "trace_module": "calls = trace_module(model, x)",
