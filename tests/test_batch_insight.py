@@ -246,3 +246,27 @@ def test_sections_open_in_the_browser(out, tmp_path, selector, inner):
     if selector == "#pair-1":
         opened = proc.stdout[proc.stdout.index('id="pair-1"') :]
         assert opened.count("<figure") >= 2 and "<mark" in opened
+
+
+def test_a_hint_that_belongs_to_a_cause_is_the_hint_they_received(tmp_path):
+    """A check with a cause holds no hint in its message (the cause's is shown once, under the
+    cause): the group's hint is the cause's, read from the example's result file."""
+    ledger = Ledger(tmp_path / "out")
+    ledger.set_meta({"exercises": '["4.1"]', "grader_version": "0.1.0", "seed": "7",
+                     "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    insight.ensure_schema(ledger.db)
+    cause = {"key": "part:GELU:output", "text": "your GELU differs", "hint": "use tanh", "rank": 1}
+    for name, with_cause in (("ann", True), ("ben", False)):
+        check = CheckResult("ff", 0.0, 10.0, False, f"{name}'s logits differ", CFG,
+                            cause=cause if with_cause else None)  # fmt: skip
+        exercise = ExerciseResult("4.1", "Exercise 4.1", 0.0, 10.0, "failed", [check])
+        result = GradeResult(name, 0.0, 10.0, "0.1.0", "2.x", 7, 0.5, [exercise])
+        ledger.record({"name": name, "source": name, "kind": "folder", "content_hash": "h",
+                       "settings_hash": "x", "status": "failed", "reason": "", "graded": 1},
+                      result.to_dict())  # fmt: skip
+    insight.write_insight(ledger.db, ledger.out)
+    rows = ledger.db.execute("SELECT example, hint FROM failure_groups ORDER BY example")
+    assert rows.fetchall() == [("ann", "use tanh"), ("ben", "")]
+    write_dashboard(ledger.db, ledger.out / "index.html", "Causes")
+    assert '<td class="hint">use tanh</td>' in (ledger.out / "index.html").read_text()
+    ledger.close()

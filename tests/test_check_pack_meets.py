@@ -9,6 +9,7 @@ also held on their own, fast."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,7 @@ def test_a_snippet_must_run_to_the_failure_it_shows(box, tmp_path):
         "its snippet stops at line 1 of the snippet with ModuleNotFoundError: No module named "
         "'not_a_module_here', not the failure it shows"
     ), problem
+    assert f"run with the grader's own Python, {sys.executable} -c" in problem  # not PATH's
     problem = snippet_problem("x = 1\nprint(double(x)", said, tmp_path, box.run)
     assert problem == "its snippet does not parse: '(' was never closed (line 2 of the snippet)"
     slow = snippet_problem("import time\ntime.sleep(30)", said, tmp_path, box.run, timeout=1)

@@ -32,6 +32,7 @@ from grader.editions.release import (
     distinctive_lines,
     solution_leaks,
 )
+from grader.editions.shipping import notes
 from grader.editions.text import pack_toml
 from grader.shared import tomlread
 from grader.shared.packs import read_pack
@@ -382,3 +383,53 @@ def test_git_ignores_what_the_tools_write(release, tmp_path, edition):
         "?? .gitignore",
         "?? exercises/ex3_1_weight_transfer.py",  # the student's work is never left out
     ]
+
+
+# --- which of a pack's files ship, and why ------------------------------------------------------
+
+
+def lora_copy(tmp_path: Path, judge: str, shared: str) -> Path:
+    """The LoRA test pack with an answer key nothing imports, its ``judge`` and ``shared`` set."""
+    copy = tmp_path / "course"
+    shutil.copytree(
+        ROOT / "tests" / "lora_pack", copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    folder = copy / "lora_pack"
+    (folder / "answer_key.py").write_text('"""The instructor\'s notes."""\nNOTES = "E.1"\n')
+    text = (folder / "pack.toml").read_text()
+    text = text.replace('judge = ["lora_pack.checks", "lora_pack.oracle"]', f"judge = {judge}")
+    text = text.replace('shared = ["lora_pack.models", "lora_pack.oracle", "exercises"]',
+                        f"shared = {shared}")  # fmt: skip
+    (folder / "pack.toml").write_text(text)
+    return folder
+
+
+def test_a_judge_only_module_nothing_needs_stays_out_of_the_student_edition(tmp_path):
+    judge = '["lora_pack.checks", "lora_pack.oracle", "lora_pack.answer_key"]'
+    pack = read_pack(lora_copy(tmp_path, judge, '["lora_pack.models", "lora_pack.oracle"]'))
+    said = notes([pack])
+    assert "  left out  lora_pack/answer_key.py: judge-only, not needed by the checks" in said
+    assert "  ships  lora_pack/checks.py: judge side: the checks a student's grade runs" in said
+    shipped = {p.relative_to(tmp_path / "out").as_posix() for p in
+               build_release(tmp_path / "out", packs=(pack,))}  # fmt: skip
+    assert {"lora_pack/checks.py", "lora_pack/oracle.py", "lora_pack/probes.py"} <= shipped
+    assert "lora_pack/answer_key.py" not in shipped
+    kept = build_release(tmp_path / "autograder", packs=(pack,), student=False)
+    assert tmp_path / "autograder" / "lora_pack" / "answer_key.py" in kept  # the judge's copy
+
+
+def test_a_judge_only_module_ships_when_shared_or_when_a_check_imports_it(tmp_path):
+    judge = '["lora_pack.checks", "lora_pack.oracle", "lora_pack.answer_key"]'
+    shared = '["lora_pack.models", "lora_pack.answer_key"]'
+    said = notes([read_pack(lora_copy(tmp_path, judge, shared))])
+    assert "  ships  lora_pack/answer_key.py: judge-only, listed in shared" in said
+    oracle = "  ships  lora_pack/oracle.py: judge-only, imported by lora_pack.checks (the grade "
+    assert any(line.startswith(oracle) for line in said), said
+
+
+def test_grade_release_says_what_it_ships_and_why(tmp_path):
+    pack = ROOT / "tests" / "lora_pack" / "lora_pack"
+    proc = cli("--pack", str(pack), "release", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    assert "lora-course: lora_pack/, without its stubs, solution and corpus" in proc.stdout
+    assert "  ships  lora_pack/oracle.py: judge-only, listed in shared" in proc.stdout

@@ -5,7 +5,10 @@ the message with every number and tensor size taken out; for an exception, its t
 message so abstracted, never the student's line of code that raised it), and
 their counterexamples are of the same kind (the same keys, and the same values of the keys
 that are flags or names rather than sizes). Groups are sorted largest first; each keeps a
-count, an example (the first submission by name), the hint it received and the students in it.
+count, an example (the first submission by name), the hint it received and the students in it:
+the message's ``Hint:``, or, where the hint belongs to the failure's cause (a cause's hint is
+shown once, under the cause, not in each message), the cause's hint, read from the example's
+result file.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from grader.result.schema import NOT_DONE
@@ -94,6 +98,31 @@ def counterexample_kind(value: Any) -> str:
     return type(value).__name__
 
 
+def _results_folder(db: sqlite3.Connection) -> Path | None:
+    """The folder of the gradebook's file (its result paths are relative to it); None in
+    memory."""
+    main = [row[2] for row in db.execute("PRAGMA database_list") if row[1] == "main"]
+    return Path(main[0]).parent if main and main[0] else None
+
+
+def cause_hint(db: sqlite3.Connection, submission: str, exercise_id: str, check: str) -> str:
+    """The hint of the cause of ``submission``'s failed ``check``, from its result file; ""
+    when it has none (or the file cannot be read)."""
+    folder = _results_folder(db)
+    row = db.execute("SELECT result_path FROM submissions WHERE name = ?", (submission,)).fetchone()
+    if folder is None or row is None:
+        return ""
+    try:
+        result = json.loads((folder / row[0]).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    for exercise in result.get("exercises", []):
+        for c in exercise.get("checks", []) if exercise.get("id") == exercise_id else []:
+            if c.get("name") == check and not c.get("passed") and c.get("cause"):
+                return str(c["cause"].get("hint") or "")
+    return ""
+
+
 def failure_groups(db: sqlite3.Connection) -> list[Group]:
     """Every failing check of every graded submission, grouped (largest group first within
     each check; checks in exercise and position order)."""
@@ -131,5 +160,7 @@ def failure_groups(db: sqlite3.Connection) -> list[Group]:
         ranked = sorted(by_check[key], key=lambda g: (-g.count, g.kind, g.counterexample_kind))
         for rank, group in enumerate(ranked, start=1):
             group.rank = rank
+            if not group.hint:
+                group.hint = cause_hint(db, group.example, group.exercise_id, group.check)
             out.append(group)
     return out

@@ -171,7 +171,7 @@ class PasteBox:
             os.write(self._req_w, struct.pack("!I", len(job)) + job)
             code = self._wait(timeout)
             return subprocess.CompletedProcess(
-                ["python", "-c", snippet],
+                [sys.executable, "-c", snippet],
                 code,
                 out.read_text(errors="replace") if out.exists() else "",
                 err.read_text(errors="replace") if err.exists() else "",

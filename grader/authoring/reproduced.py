@@ -2,8 +2,10 @@
 failing check's reproduce snippet runs as a student pastes it, and that the mistake is not
 caught only by a difference that reads like float noise.
 
-A snippet is pasted into a fresh Python (``grader.authoring.pastes``) where ``grade`` ran,
-without ``GRADER_PACK``, with a time limit. It must parse, and run to the failure it shows:
+A snippet is pasted into a fresh Python, the grader's own interpreter (``sys.executable``,
+named in the problem it reports, not whichever ``python`` is first on ``PATH``;
+``grader.authoring.pastes``) where ``grade`` ran, without ``GRADER_PACK``, with a time limit.
+It must parse, and run to the failure it shows:
 it ends normally (it printed the mismatch), or raises ``AssertionError`` or the exception the
 check's message names ("your code raised TypeError: ..."). Anything else (``ImportError``,
 ``NameError``, a ``LookupError`` of an exercise it cannot find) is the snippet's own fault.
@@ -16,6 +18,7 @@ warning: another machine's float noise could let it pass.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,8 +78,9 @@ def snippet_problem(
     where = f" at {place}" if place else ""
     return (
         f"its snippet stops{where} with {one_line(line, 160)}, not the failure it shows "
-        "(run it where grade ran: it must end by printing the mismatch or raise "
-        "AssertionError or the exception the check reports)"
+        f"(run with the grader's own Python, {sys.executable} -c '...', where grade ran: it "
+        "must end by printing the mismatch or raise AssertionError or the exception the check "
+        "reports)"
     )
 
 

@@ -1,5 +1,6 @@
 """``grade release OUT``: write the student edition of the packs in use
-(``grader.editions.release``) into a new folder, and say what was written."""
+(``grader.editions.release``) into a new folder, and say what was written: each pack's files,
+shipped or left out, and why (``grader.editions.shipping``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from grader.commands.options import EXIT_PASSED
 from grader.editions import text as edition_text
 from grader.editions.release import build_release, git_init
+from grader.editions.shipping import notes
 from grader.shared.course import packs as packs_in_use
 from grader.shared.errors import UsageError
 
@@ -38,5 +40,6 @@ def main(argv: list[str]) -> int:
             raise UsageError(f"wrote {args.out}, but git init failed: {exc}") from None
     count = edition_text.counted(sum(len(p.exercises) for p in packs))
     names = ", ".join(p.name for p in packs)
+    print("\n".join(notes(packs)))
     print(f"wrote {args.out}: {count} of {names}, {len(files)} files, {size / 1024:.0f} KiB")
     return EXIT_PASSED

@@ -102,7 +102,7 @@ def write_bundle(out: Path, settings: dict) -> int:
     return the number of files in it."""
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         package = Path(tmp) / PACKAGE_DIR
-        files = build_release(package)
+        files = build_release(package, student=False)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_name(out.name + ".partial")
         with zipfile.ZipFile(partial, "w") as zf:

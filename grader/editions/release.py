@@ -25,6 +25,7 @@ from pathlib import Path
 
 from grader.editions import text as edition_text
 from grader.editions.leaks import SolutionLeaked
+from grader.editions.shipping import left_out
 from grader.shared import tomlread
 from grader.shared.course import packs as packs_in_use
 from grader.shared.errors import UsageError
@@ -296,14 +297,21 @@ def _refuse_places(out: Path, root: Path, shipped: Shipment) -> None:
 
 
 def build_release(
-    out: Path, root: Path | None = None, packs: tuple[Pack, ...] | None = None
+    out: Path,
+    root: Path | None = None,
+    packs: tuple[Pack, ...] | None = None,
+    student: bool = True,
 ) -> list[Path]:
     """Write the student edition of ``packs`` (default: the packs in use) into ``out`` (which
     must not exist or be empty); return the files written. Raises ``UsageError`` when the
-    release would be wrong."""
+    release would be wrong. ``student``: judge-only modules that no shipped module needs and
+    ``shared`` does not name are left out (``grader.editions.shipping``); the autograder's
+    copy (``student=False``) keeps them."""
     root = (root or project_root()).resolve()
     packs = tuple(packs or packs_in_use())
     shipped = shipment(packs, root)
+    if student:
+        shipped.excluded |= left_out(packs, shipped.excluded)
     _refuse_places(out, root, shipped)
     not_stubs = unsolved(packs)
     if not_stubs:

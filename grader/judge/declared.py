@@ -57,45 +57,128 @@ def literal(value: Any) -> str | None:
 
 def close(got: Any, expected: Any, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
     """The default comparison: tensors elementwise within ``atol + rtol * |expected|`` (a
-    tensor of one element and a number compare as numbers), numbers the same way, anything
+    tensor of one element and a number compare as numbers), numbers the same way; tuples, lists
+    and dicts element by element (a tuple may come back as a list: the worker sends plain data),
+    the first differing element named ("element [1] of ...", "key 'loss' of ..."); anything
     else by ``==``; else ``CheckFailed`` saying how they differ."""
-    if isinstance(expected, torch.Tensor) and expected.numel() == 1 and _number(got):
-        expected = expected.item()
-    if isinstance(expected, torch.Tensor):
-        assert_close(got, expected, what, rtol, atol)
-        return
-    if isinstance(expected, int | float) and not isinstance(expected, bool):
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = got.item()
-        if not _number(got):
-            kind = "None" if got is None else type(got).__name__
-            raise CheckFailed(f"{what} should be a number, but it is {kind}", hints.returned(kind))
-        if not math.isclose(float(got), float(expected), rel_tol=rtol, abs_tol=atol):
-            raise CheckFailed(
-                f"{what} is {got!r}, expected {expected!r} (a difference of "
-                f"{abs(float(got) - float(expected)):.3g}; allowed: {atol:g} + {rtol:g} x "
-                f"|expected|)",
-                hints.VALUES,
-            )
-        return
-    if got != expected:
-        raise CheckFailed(f"{what} is {got!r}, expected {expected!r}")
+    _close(got, expected, what, "", rtol, atol)
+
+
+def _close(got: Any, expected: Any, what: str, path: str, rtol: float, atol: float) -> None:
+    """``close`` at ``path`` (the indices and keys of a structure's element, "" for the whole)."""
+    where = _where(what, path)
+    if isinstance(expected, list | tuple):
+        _close_items(got, expected, what, path, rtol, atol)
+    elif isinstance(expected, dict):
+        _close_keys(got, expected, what, path, rtol, atol)
+    elif isinstance(expected, torch.Tensor) and expected.numel() == 1 and _number(got):
+        _close_numbers(got, expected.item(), where, rtol, atol)
+    elif isinstance(expected, torch.Tensor):
+        assert_close(got, expected, where, rtol, atol)
+    elif _number(expected):
+        _close_numbers(got, expected, where, rtol, atol)
+    elif isinstance(got, torch.Tensor) or got != expected:
+        raise CheckFailed(f"{where} is {got!r}, expected {expected!r}")
+
+
+def _close_numbers(got: Any, expected: int | float, where: str, rtol: float, atol: float) -> None:
+    if isinstance(got, torch.Tensor) and got.numel() == 1:
+        got = got.item()
+    if not _number(got):
+        kind = _type_name(got)
+        raise CheckFailed(f"{where} should be a number, but it is {kind}", hints.returned(kind))
+    if not math.isclose(float(got), float(expected), rel_tol=rtol, abs_tol=atol):
+        raise CheckFailed(
+            f"{where} is {got!r}, expected {expected!r} (a difference of "
+            f"{abs(float(got) - float(expected)):.3g}; allowed: {atol:g} + {rtol:g} x "
+            f"|expected|)",
+            hints.VALUES,
+        )
+
+
+def _close_items(
+    got: Any, expected: list | tuple, what: str, path: str, rtol: float, atol: float
+) -> None:
+    """A tuple or a list element by element; a tuple accepts a list (plain data has no tuple)."""
+    where = _where(what, path)
+    if not isinstance(got, list | tuple):
+        kind = _type_name(got)
+        raise CheckFailed(
+            f"{where} should be a {type(expected).__name__} of {len(expected)}, but it is {kind}",
+            hints.returned(kind),
+        )
+    if len(got) != len(expected):
+        raise CheckFailed(f"{where} has {len(got)} elements, expected {len(expected)}", hints.SHAPE)
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        _close(g, e, what, f"{path}[{i}]", rtol, atol)
+
+
+def _close_keys(got: Any, expected: dict, what: str, path: str, rtol: float, atol: float) -> None:
+    """A dict key by key: the same keys, then each value."""
+    where = _where(what, path)
+    if not isinstance(got, dict):
+        kind = _type_name(got)
+        raise CheckFailed(f"{where} should be a dict, but it is {kind}", hints.returned(kind))
+    missing = [k for k in expected if k not in got]
+    extra = [k for k in got if k not in expected]
+    if missing or extra:
+        said = [f"no key {', '.join(map(repr, missing))}"] if missing else []
+        said += [f"an unexpected key {', '.join(map(repr, extra))}"] if extra else []
+        raise CheckFailed(f"{where} has {' and '.join(said)}")
+    for key, e in expected.items():
+        _close(got[key], e, what, f"{path}[{key!r}]", rtol, atol)
+
+
+def _where(what: str, path: str) -> str:
+    """The element at ``path`` of ``what`` in words: "key 'loss' of f(x)", "element [1] of
+    f(x)", "element [1]['loss'] of f(x)"."""
+    if not path:
+        return what
+    if path.startswith("[") and path.endswith("]") and path.count("[") == 1 and path[1] in "'\"":
+        return f"key {path[1:-1]} of {what}"
+    return f"element {path} of {what}"
+
+
+def _type_name(value: Any) -> str:
+    return "None" if value is None else type(value).__name__
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _has_parameter(function: Callable[..., Any], name: str) -> bool:
+def has_parameter(function: Callable[..., Any], name: str) -> bool:
     try:
         return name in inspect.signature(function).parameters
     except (TypeError, ValueError):  # a builtin without a signature
         return False
 
 
-def _call_text(function: str, args: Mapping[str, Any], keywords: tuple[str, ...]) -> str:
+def call_text(function: str, args: Mapping[str, Any], keywords: tuple[str, ...]) -> str:
     parts = [f"{n}={n}" if n in keywords else n for n in args]
     return f"{function}({', '.join(parts)})"
+
+
+def snippet_head(
+    module: str,
+    name: str,
+    args: Mapping[str, Any],
+    setup: str | Callable[[Example], str] | None,
+    example: Example,
+) -> list[str]:
+    """A declared check's snippet up to the call: the imports of ``name`` from the student's
+    ``module``, ``setup``'s code (a string formatted with a dict example's items, or a function
+    of the example), and each argument ``setup`` does not define, as a literal."""
+    if setup is None:
+        defined = ""
+    else:
+        defined = setup.format(**example) if isinstance(setup, str) else setup(example)
+    lines = ["import torch", f"from exercises.{module} import {name}", ""]
+    lines += [defined.rstrip("\n")] if defined else []
+    for n, v in args.items():
+        if f"{n} =" not in defined:
+            lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+    return lines
 
 
 def same_as_reference(
@@ -137,7 +220,7 @@ def same_as_reference(
     module, _, function = answer.partition(":")
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
-    with_example = compare is not None and _has_parameter(compare, "example")
+    with_example = compare is not None and has_parameter(compare, "example")
 
     def judge(got: Any, expected: Any, what: str, example: Example) -> None:
         if compare is None:
@@ -156,26 +239,18 @@ def same_as_reference(
             keywords=list(keywords),
             seed=None if seed is None else int(seed(example)),
         )
-        judge(got, expected, _call_text(function, args, keywords), example)
+        judge(got, expected, call_text(function, args, keywords), example)
 
     def reproduce(example: Example) -> str:
         args = dict(arguments(example))
-        if setup is None:
-            defined = ""
-        else:
-            defined = setup.format(**example) if isinstance(setup, str) else setup(example)
-        lines = ["import torch", f"from exercises.{module} import {function}", ""]
-        lines += [defined.rstrip("\n")] if defined else []
-        for n, v in args.items():
-            if f"{n} =" not in defined:
-                lines.append(f"{n} = {literal(v) or '...  # ' + type(v).__name__}")
+        lines = snippet_head(module, function, args, setup, example)
         if seed is not None:
             lines.append(f"torch.manual_seed({int(seed(example))})")
         with torch.no_grad():
             expected = reference(example)
         shown = tensor_text(expected) if isinstance(expected, torch.Tensor) else repr(expected)
         lines += [
-            f"print('yours:   ', {_call_text(function, args, keywords)})",
+            f"print('yours:   ', {call_text(function, args, keywords)})",
             f"print('expected:', {shown!r})",
         ]
         return "\n".join(lines) + "\n"

@@ -116,8 +116,9 @@ def localized(
     from ``oracle()`` (called only after a failure; it may be a shared, remembered module:
     it is copied) as the failure's cause, its sentence first in the message (unless ``explain``
     gives a fuller cause, which then says it). The verdict and points do not change; the kind
-    becomes ``LOCATED`` where the cause says all there is (a part's own output, or a cause of
-    ``explain``'s), and stays the check's where a module combines parts that each agree.
+    becomes ``LOCATED`` where the cause says all there is (a part's own output with
+    ``part_hints`` given, or a cause of ``explain``'s), and stays the check's (its own hint
+    shown) where a module combines parts that each agree or no ``part_hints`` are given.
     ``train``: the trace and the reference run in train mode, for a check whose dropout rates
     are all 0 or 1 (a train-mode run is deterministic only then)."""
     try:
@@ -137,6 +138,7 @@ def localized(
         failed.cause = fuller or part_cause(found, part_hints)
         if fuller is None:  # the same exception, its message changed: all else it carries stays
             failed.args = (f"{found.sentence()}\n{failed}",)
-        if fuller is not None or not found.own_forward:
+        # without part_hints, the check's own hint stays: the pack has no better one for a part
+        if fuller is not None or (not found.own_forward and part_hints is not None):
             failed.kind = LOCATED
         raise

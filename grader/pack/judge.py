@@ -11,19 +11,23 @@ Checks:
   chooses the hint (below), ``cause`` names why (below).
 - ``same_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
   rtol=RTOL, atol=ATOL, ...)``: the declarative check of a function against a reference.
+- ``same_module_as_reference(name=, answer=, strategy=, arguments=, reference=, inputs=,
+  points=, hint=, weights=None, ...)``: the declarative check of a module: the one the
+  student's class builds, loaded with the judge's weights, computes what the reference does
+  (its probes: ``grader.pack.worker.module_probes``).
 - ``StudentError``: the student's code raised in the worker (``info``: its description);
   ``explain_student_error(info)``, ``is_stub(info)``.
 
 Comparisons: ``assert_close(got, expected, what, rtol=RTOL, atol=ATOL)`` (``RTOL`` = 1e-4,
-``ATOL`` = 1e-5), ``close`` (tensors, numbers, plain data), ``expect_tensor``, ``filled_dict``,
-``tensor_text``, ``pair_text``/``largest_text`` (where two tensors differ most), ``literal``
-(Python source of a value, for snippets). Localizing a module's first difference:
-``localized(worker, reply, reference, x, *, names=None, explain=None, part_hints=None)``, a
-context manager around a comparison of a module exercise: when the comparison fails, the worker
-traces the student's module (the pack's ``trace`` probe: ``grader.pack.worker.trace_kept``)
-and the first part whose output differs from the reference's for the same input becomes the
-failure's cause (``LOCATED`` its kind); ``first_difference``, ``module_renames`` and
-``Difference`` are its parts.
+``ATOL`` = 1e-5), ``close`` (tensors, numbers, tuples, lists and dicts of them, plain data),
+``expect_tensor``, ``filled_dict``, ``tensor_text``, ``pair_text``/``largest_text`` (where two
+tensors differ most), ``literal`` (Python source of a value, for snippets). Localizing a
+module's first difference: ``localized(worker, reply, reference, x, *, names=None, explain=None,
+part_hints=None)``, a context manager around a comparison of a module exercise: when the
+comparison fails, the worker traces the student's module (the pack's ``trace`` probe:
+``grader.pack.worker.trace_kept``) and the first part whose output differs from the reference's
+for the same input becomes the failure's cause (``LOCATED`` its kind); ``first_difference``,
+``module_renames`` and ``Difference`` are its parts.
 
 Failure kinds, which choose the hint shown: ``NOT_DONE``, ``WRONG``, ``SHAPE``, ``VALUES``,
 ``COUNT``, ``STRUCTURE``, ``INCONSISTENT``, ``raised(info)`` (``raised:<Type>``),
@@ -50,6 +54,7 @@ from typing import Any, Protocol, TypeVar
 
 from grader.judge.causes import PART, ROOT, Cause
 from grader.judge.declared import close, literal, same_as_reference
+from grader.judge.declared_module import same_module_as_reference
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.hints import (
     COUNT,
@@ -149,6 +154,7 @@ __all__ = [
     "remembered",
     "returned",
     "same_as_reference",
+    "same_module_as_reference",
     "seeded",
     "tensor_text",
 ]

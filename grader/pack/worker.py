@@ -20,10 +20,17 @@ and tensors). It returns plain data and tensors, and judges nothing.
 - ``answer_probes(function, build=None)``: the probe table of a declarative check
   (``grader.pack.judge.same_as_reference``); ``build`` maps an argument's name to the function
   that rebuilds it from the plain data the judge sent (a model from its config and weights).
+- ``module_probes(builder, build=None)``: the probe table of a declarative module check
+  (``grader.pack.judge.same_module_as_reference``): ``"build:<builder>"`` calls the student's
+  class or function ``builder`` with the judge's arguments and keeps the module; ``"load"``,
+  ``"forward"`` and ``"trace"`` are ``load_weights``, ``forward`` and ``trace_kept``.
 - ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from grader.shared.torchseed import seeded
 from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
@@ -33,6 +40,41 @@ from grader.worker.probes import _load as load_weights
 from grader.worker.probes import _on_meta as on_meta
 from grader.worker.trace import trace_kept, trace_module
 
+
+def module_probes(
+    builder: str, build: dict[str, Callable[[Any], Any]] | None = None
+) -> dict[str, Probe]:
+    """The probe table of a module exercise declared with ``same_module_as_reference``:
+    ``"build:<builder>"`` calls the student's ``builder`` (a class or a function returning a
+    module) with the judge's ``args`` (``[name, value]`` pairs in order, the names in
+    ``keywords`` by keyword; a value with a function in ``build`` rebuilt by it first, e.g. an
+    ``nn.Linear`` from its sizes), keeps what it made and answers ``{"handle", "module"}``
+    (``module``: its ``describe_module`` without values); ``"load"``, ``"forward"`` and
+    ``"trace"`` run on the kept module (``load_weights``, ``forward``, ``trace_kept``): the
+    tables of two builders of one exercise merge (``module_probes("A") |
+    module_probes("B")``)."""
+    builders = dict(build or {})
+
+    def build_answer(
+        module: Any, state: dict[Any, Any], args: list[Any], keywords: list[str]
+    ) -> dict[str, Any]:
+        named = set(keywords)
+        values = [(n, builders[n](v) if n in builders else v) for n, v in args]
+        positional = [v for n, v in values if n not in named]
+        made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
+        described: dict[str, Any] = describe_module(made, values=False)
+        if not described["is_module"]:
+            return {"handle": None, "module": described}
+        return {"handle": keep(state, made), "module": described}
+
+    return {
+        f"build:{builder}": build_answer,
+        "load": load_weights,
+        "forward": forward,
+        "trace": trace_kept,
+    }
+
+
 __all__ = [
     "NotPlainData",
     "Probe",
@@ -41,6 +83,7 @@ __all__ = [
     "forward",
     "keep",
     "load_weights",
+    "module_probes",
     "number",
     "on_meta",
     "plain",

@@ -1,0 +1,196 @@
+"""The declarative check of a module exercise: the module the student's code builds, loaded with
+the judge's weights, must compute what the reference module computes, up to a tolerance.
+
+``same_module_as_reference`` declares it (the student's class or builder, its arguments, the
+reference module, the input, points and hints) and returns an ordinary ``Check``. The worker
+builds the student's module and keeps it (the probe table of ``grader.pack.worker.
+module_probes``); the judge compares its parameter names and shapes with the reference's, loads
+the reference's weights into it, runs both on the same input (the reference here, meanwhile)
+and compares the outputs with ``close``. A failed comparison says where the module first departs
+from the reference (``grader.judge.located.localized``), and the reproduce snippet builds the
+module, loads the weights and prints both outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+from torch import nn
+
+from grader.judge import hints
+from grader.judge.declared import (
+    Compare,
+    call_text,
+    close,
+    has_parameter,
+    literal,
+    snippet_head,
+)
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.located import localized
+from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, tensor_text
+from grader.shared.torchseed import seeded
+
+Example = Any
+
+STRUCTURE_HINT = (
+    "the grader loads the reference's weights into your module by name: give its parameters "
+    "the names and shapes the statement gives (print(your_module.state_dict().keys()))"
+)
+
+
+def same_module_as_reference(
+    *,
+    name: str,
+    answer: str,
+    strategy: st.SearchStrategy,
+    arguments: Callable[[Example], Mapping[str, Any]],
+    reference: Callable[[Example], nn.Module],
+    inputs: Callable[[Example], torch.Tensor],
+    points: float,
+    hint: str,
+    weights: Callable[[Example], Mapping[str, torch.Tensor]] | None = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    compare: Compare | None = None,
+    setup: str | Callable[[Example], str] | None = None,
+    keywords: tuple[str, ...] = (),
+    train: bool = False,
+    seed: Callable[[Example], int] | None = None,
+    structure_hint: str = STRUCTURE_HINT,
+    part_hints: Mapping[str, str] | None = None,
+    localize: bool = True,
+    max_examples: int = 20,
+    examples: tuple[Any, ...] = (),
+    hint_kinds: tuple[str, ...] = hints.OWN_KINDS,
+    known: tuple[hints.Known, ...] = (),
+) -> Check:
+    """A ``Check`` that the module ``answer`` (``"<student module>:<class or function>"``)
+    builds from ``arguments(example)`` (a dict name -> plain data, passed in order, the names in
+    ``keywords`` by keyword; a value the worker rebuilds with ``module_probes(..., build=)``)
+    computes on ``inputs(example)`` what ``reference(example)`` computes, once loaded with
+    ``weights(example)`` (default: the reference's ``state_dict()``), within ``rtol``/``atol``
+    (``close``) or as ``compare(got, expected, what)`` decides.
+
+    Both run in eval mode (``train``: train mode) after ``torch.manual_seed(seed(example))``
+    (0 without ``seed``); the reference is run here, in a ``seeded`` block. A module whose
+    parameters lack one of the weights' names, or hold it in another shape, fails with
+    ``STRUCTURE`` and ``structure_hint``; extra parameters and buffers are the student's own.
+    A failed comparison names the first part of the module that departs from the reference's
+    (``localized``, with ``part_hints``; ``localize=False`` skips it, as it should with ``train``
+    unless every dropout rate is 0 or 1: a trace in train mode must be deterministic).
+    ``setup(example)`` is the snippet's code for the arguments a literal cannot write
+    (``"linear = torch.nn.Linear({d_in}, {d_out})"``, a string formatted with a dict example's
+    items).
+    """
+    module, _, builder = answer.partition(":")
+    if not module or not builder:
+        raise ValueError(f"answer={answer!r}: give it as '<student module>:<class or function>'")
+    with_example = compare is not None and has_parameter(compare, "example")
+
+    def weights_of(example: Example, oracle: nn.Module) -> dict[str, torch.Tensor]:
+        given = weights(example) if weights is not None else oracle.state_dict()
+        return {k: v.detach() for k, v in given.items()}
+
+    def expected_of(oracle: nn.Module, x: torch.Tensor, example: Example) -> Any:
+        with seeded(0 if seed is None else int(seed(example))):
+            oracle.train(train)
+            return oracle(x)
+
+    def run(worker: WorkerHandle, example: Example) -> None:
+        args = dict(arguments(example))
+        built = call_text(builder, args, keywords)
+        reply = worker.call(
+            f"build:{builder}", args=[[n, v] for n, v in args.items()], keywords=list(keywords)
+        )
+        if not reply["module"].get("is_module"):
+            kind = str(reply["module"].get("class"))
+            raise CheckFailed(
+                f"{built} should build a torch.nn.Module, but it is {kind}", hints.returned(kind)
+            )
+        oracle = reference(example)
+        state = weights_of(example, oracle)
+        _same_structure(reply["module"], state, built)
+        worker.call("load", handle=reply["handle"], weights=state)
+        x = inputs(example)
+        got, expected = worker.call_while(
+            "forward",
+            lambda: expected_of(oracle, x, example),
+            handle=reply["handle"],
+            x=x,
+            train=train,
+            seed=0 if seed is None else int(seed(example)),
+        )
+        where: AbstractContextManager[None] = nullcontext()
+        if localize:
+            where = localized(worker, reply, lambda: oracle, x, part_hints=part_hints, train=train)
+        with where:
+            if compare is None:
+                close(got, expected, f"{built}(x)", rtol, atol)
+            elif with_example:
+                compare(got, expected, f"{built}(x)", example=example)
+            else:
+                compare(got, expected, f"{built}(x)")
+
+    def reproduce(example: Example) -> str:
+        args = dict(arguments(example))
+        lines = snippet_head(module, builder, args, setup, example)
+        with torch.no_grad():
+            oracle = reference(example)
+            state = weights_of(example, oracle)
+            x = inputs(example)
+            expected = expected_of(oracle, x, example)
+        shapes = {k: list(v.shape) for k, v in state.items()}
+        shown = tensor_text(expected) if isinstance(expected, torch.Tensor) else repr(expected)
+        lines += [
+            f"module = {call_text(builder, args, keywords)}",
+            f"weights = {literal(state) or '...  # the grader weights are too large to print'}",
+            f"shapes = {shapes!r}",
+            "yours = {k: list(v.shape) for k, v in module.state_dict().items()}",
+            "assert {k: yours.get(k) for k in shapes} == shapes, f'your weights: {yours}'",
+            "module.load_state_dict(weights, strict=False)",
+            f"x = {literal(x) or '...  # ' + type(x).__name__}",
+            f"module.train({train})",
+            f"torch.manual_seed({0 if seed is None else int(seed(example))})",
+            "with torch.no_grad():",
+            "    print('yours:   ', module(x))",
+            f"print('expected:', {shown!r})",
+        ]
+        return "\n".join(lines) + "\n"
+
+    return Check(
+        name=name,
+        points=points,
+        strategy=strategy,
+        run=run,
+        hint=hint,
+        reproduce=reproduce,
+        max_examples=max_examples,
+        examples=examples,
+        hint_kinds=hint_kinds,
+        known=(*known, hints.Known(hints.STRUCTURE, structure_hint)),
+    )
+
+
+def _same_structure(described: dict, state: Mapping[str, torch.Tensor], built: str) -> None:
+    """Fail (``STRUCTURE``) unless the student's module has every weight of ``state`` under its
+    name and in its shape."""
+    shapes = described.get("shapes") or {}
+    missing = [k for k in state if k not in shapes]
+    if missing:
+        has = ", ".join(map(repr, shapes)) or "none"
+        raise CheckFailed(
+            f"{built} has no weight named {', '.join(map(repr, missing))} (its weights: {has})",
+            hints.STRUCTURE,
+        )
+    for key, value in state.items():
+        if shapes[key] != list(value.shape):
+            raise CheckFailed(
+                f"{built}'s weight {key!r} has shape {tuple(shapes[key] or ())}, expected "
+                f"{tuple(value.shape)}",
+                hints.STRUCTURE,
+            )
