@@ -92,7 +92,7 @@ def _in_a_job(process: subprocess.Popen, limits: Limits) -> Callable[[], None] |
     from grader.judge.launch.winjob import Job
 
     try:
-        job = Job(int(process._handle), limits.memory_mb, limits.max_processes)  # type: ignore[attr-defined]
+        job = Job(int(process._handle), limits)  # type: ignore[attr-defined]
     except (OSError, AttributeError) as exc:
         if not _NO_JOB_SAID:
             _NO_JOB_SAID.append(True)
