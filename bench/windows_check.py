@@ -12,8 +12,8 @@ What a student on Windows runs, each compared with the same command run here (Li
   with exit status 0;
 - ``grader.check("3.1")`` and ``grader.check("4.1")`` in a real Jupyter kernel (ipykernel,
   driven by nbclient, both in the Windows Python) on the solution's cells;
-- ``grade batch`` on a small class (the solution, the example, the solution as a notebook),
-  its per-submission results compared.
+- ``grade batch`` on a small class (the solution, the untouched stubs, the solution as a
+  notebook), its per-submission results compared.
 
 The environment is built once and kept (``~/.cache/llm-grader-windows``, or ``--cache``):
 Wine from Debian's packages (installed when missing and this runs as root), a Wine prefix,
@@ -440,8 +440,10 @@ def scenario_kernel(win: Windows, work: Path) -> list[str]:
         say(f"  {side}: grader.check in a kernel: exit {ran.code} in {ran.seconds:.0f} s")
         if ran.code != 0 or not out.exists():
             return [f"kernel: {side} failed: {ran.err[-2000:]}"]
+        import nbformat
+
         printed = []
-        for cell in json.loads(out.read_text())["cells"][len(CHECKED) :]:
+        for cell in nbformat.read(str(out), as_version=4).cells[len(CHECKED) :]:
             printed.append("".join(o.get("text", "") for o in cell.get("outputs", [])).strip())
         scores[side] = printed
     say(f"  kernel: windows {scores['windows']}, linux {scores['linux']}")
@@ -452,12 +454,13 @@ def scenario_kernel(win: Windows, work: Path) -> list[str]:
 
 
 def scenario_batch(win: Windows, work: Path) -> list[str]:
-    """``grade batch`` on a small class, each submission's result compared."""
+    """``grade batch`` on a small class, each submission's result compared (the example is
+    graded above: a batch of it would only take longer)."""
     from nbsupport import solution_notebook
 
     klass = work / "class"
     shutil.copytree(ROOT / "tests" / "submissions" / "solution", klass / "alice")
-    shutil.copytree(ROOT / "examples" / "submission", klass / "bob")
+    shutil.copytree(ROOT / "exercises", klass / "bob" / "exercises")  # the stubs, untouched
     solution_notebook(klass / "carol.ipynb", tagged=True)
     results = {}
     for side, run, name in (

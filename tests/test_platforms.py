@@ -16,6 +16,7 @@ the POSIX function taken away; the real Windows Python runs in ``bench/windows_c
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
@@ -195,3 +196,50 @@ def test_colour_only_on_a_console_that_reads_it(monkeypatch):
 def test_windows_crash_statuses_are_named():
     assert "access violation" in describe_exit(0xC0000005)
     assert "stack overflow" in describe_exit(0xC00000FD)
+
+
+def test_a_windows_workers_job_has_the_limits_of_its_worker():
+    """The job object's limits, laid out as Windows reads them (144 bytes on 64-bit Windows):
+    Wine ends a job's processes (bench/windows_check.py) but enforces none of its limits."""
+    from grader.judge.launch import winjob
+    from grader.protocol.limits import Limits
+
+    limits = Limits(memory_mb=512, max_processes=9, cpu_s=30)
+    info = winjob.limits_for(limits)
+    flags = info.BasicLimitInformation.LimitFlags
+    assert flags & winjob.KILL_ON_JOB_CLOSE and flags & winjob.PROCESS_MEMORY
+    assert flags & winjob.ACTIVE_PROCESS and flags & winjob.PROCESS_TIME
+    assert info.ProcessMemoryLimit == (512 + winjob.BASELINE_MB) * 2**20
+    assert info.BasicLimitInformation.ActiveProcessLimit == 9
+    assert info.BasicLimitInformation.PerProcessUserTimeLimit == 30 * 10**7
+    if sys.maxsize > 2**32:
+        assert ctypes.sizeof(info) == 144
+
+
+def test_saves_are_seen_by_looking_where_file_events_cannot_be_had(tmp_path):
+    """``grade --watch`` where watchfiles' compiled part does not load (Wine): the files'
+    times and sizes, looked at every LOOK_S; a save, a new file and a deletion are told."""
+    (tmp_path / "ex.py").write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("not graded\n")
+    told: list[list[str]] = []
+    gone = threading.Event()
+    looker = threading.Thread(
+        target=saves.poll_saves,
+        args=(tmp_path, saves.Counts(suffix=".py"), told.append, gone.is_set),
+    )
+    looker.start()
+    try:
+        time.sleep(3 * saves.LOOK_S)
+        (tmp_path / "ex.py").write_text("x = 22\n")
+        (tmp_path / "notes.txt").write_text("still not graded\n")
+        deadline = time.monotonic() + 30  # a bound against a hang only
+        while not told and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (tmp_path / "helper.py").write_text("y = 2\n")
+        while len(told) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        gone.set()
+        looker.join(10)
+    assert not looker.is_alive()
+    assert told[:2] == [[str(tmp_path / "ex.py")], [str(tmp_path / "helper.py")]]

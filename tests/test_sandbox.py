@@ -226,6 +226,9 @@ def test_worker_environment_end_to_end(how, starter, tmp_path, monkeypatch):
     names = set(eval(out.split("env ", 1)[1].splitlines()[0]))
     allowed = set(KEEP_ENV) | {
         "HOME",
+        "USERPROFILE",  # Windows' names of the home, set to the same scratch folder
+        "APPDATA",
+        "LOCALAPPDATA",
         "TMPDIR",
         "TEMP",
         "TMP",

@@ -17,6 +17,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -187,9 +188,15 @@ def report_saves(config: dict) -> None:
         sys.stdout.write(json.dumps(message) + "\n")
         sys.stdout.flush()
 
-    try:
-        import watchfiles
+    def grade_gone() -> bool:  # grade closed this process's stdin: its end of file
+        return pipes.wait_readable(sys.stdin.fileno(), 0)
 
+    try:
+        try:
+            import watchfiles
+        except (ImportError, OSError):  # its compiled part does not load here (Wine)
+            poll_saves(Path(config["folder"]), counts, tell, grade_gone)
+            return
         for events in watchfiles.watch(
             config["folder"],
             watch_filter=lambda _change, name: counts(Path(name)),
@@ -198,9 +205,38 @@ def report_saves(config: dict) -> None:
             rust_timeout=POLL_MS,
             yield_on_timeout=True,
         ):
-            if pipes.wait_readable(sys.stdin.fileno(), 0):  # end of file
+            if grade_gone():
                 return
             if events:
                 tell(sorted({name for _change, name in events}))
     except Exception as exc:
         tell(f"{type(exc).__name__}: {exc}")
+
+
+def _stamps(folder: Path, counts: Counts) -> dict[str, tuple[int, int]]:
+    """Each file of ``folder`` that counts, with its modification time and size."""
+    stamps = {}
+    for entry in os.scandir(folder):
+        if counts(Path(entry.name)) and entry.is_file():
+            try:
+                stat_of = entry.stat()
+            except OSError:  # deleted meanwhile
+                continue
+            stamps[entry.path] = (stat_of.st_mtime_ns, stat_of.st_size)
+    return stamps
+
+
+def poll_saves(
+    folder: Path, counts: Counts, tell: Callable[[list[str]], None], gone: Callable[[], bool]
+) -> None:
+    """Saves seen by looking at the files' times and sizes every ``LOOK_S``, where the OS's
+    file events cannot be had (watchfiles does not load): a file saved, made or deleted is
+    told; until ``gone()``."""
+    seen = _stamps(folder, counts)
+    while not gone():
+        time.sleep(LOOK_S)
+        now = _stamps(folder, counts)
+        saved = sorted(name for name in seen.keys() | now.keys() if seen.get(name) != now.get(name))
+        if saved:
+            tell(saved)
+        seen = now
