@@ -243,3 +243,34 @@ def test_saves_are_seen_by_looking_where_file_events_cannot_be_had(tmp_path):
         looker.join(10)
     assert not looker.is_alive()
     assert told[:2] == [[str(tmp_path / "ex.py")], [str(tmp_path / "helper.py")]]
+
+
+def test_a_tamper_seen_after_the_last_reply_is_read_with_a_reply_thread_too(tmp_path):
+    """Windows reads replies in a thread: ``finish`` still asks the worker to end and reads
+    its exit status, where a tripwire that went off after the last reply is."""
+    from grader.judge.launch.handle import Tampered, WorkerHandle
+    from grader.judge.launch.reader import ReplyReader
+    from grader.protocol.limits import Limits
+
+    req_r, req_w = os.pipe()
+    rep_r, rep_w = os.pipe()
+    ends_tampered = "import os\nos.read(0, 1 << 16)\nos._exit(113)\n"  # reads the END request
+    proc = subprocess.Popen([sys.executable, "-c", ends_tampered], stdin=req_r)
+    os.close(req_r)
+    handle = WorkerHandle(
+        proc.pid,
+        req_w,
+        rep_r,
+        tmp_path / "out.txt",
+        Limits(),
+        process=proc,
+        reader=ReplyReader(rep_r),
+        started=True,
+    )
+    try:
+        with pytest.raises(Tampered):
+            handle.finish()
+    finally:
+        os.close(rep_w)
+        handle.close()
+    assert 113 in boot.TAMPERED

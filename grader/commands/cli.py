@@ -73,7 +73,8 @@ def grade_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--watch",
         action="store_true",
-        help="grade, then grade again each time a graded file is saved (Ctrl-C to stop)",
+        help="grade, then grade again each time a graded file is saved (Ctrl-C, or the end of "
+        "a piped input, stops it)",
     )
     add_grading_options(p)
     p.add_argument(
