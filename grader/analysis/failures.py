@@ -118,9 +118,17 @@ def failure_groups(db: sqlite3.Connection) -> list[Group]:
         group = groups.get(key)
         if group is None:
             body, hint = split_hint(message)
-            group = groups[key] = Group(exercise_id, check, pos, kind, exception, key[4],
-                                        example_message=body.strip(), hint=hint,
-                                        counterexample=ce)  # fmt: skip
+            group = groups[key] = Group(
+                exercise_id,
+                check,
+                pos,
+                kind,
+                exception,
+                key[4],
+                example_message=body.strip(),
+                hint=hint,
+                counterexample=ce,
+            )
         group.members.append(submission)
     by_check: dict[tuple[str, str], list[Group]] = defaultdict(list)
     for group in groups.values():

@@ -247,6 +247,7 @@ def matching_regions(
                         match_of_b.setdefault(r, number)
                 break
     spans_a = [(ta[s].start, ta[e - 1].end, n) for n, (s, e) in enumerate(runs_a)]
-    spans_b = [(tb[s].start, tb[e - 1].end, match_of_b.get(r, -1)) for r, (s, e)
-               in enumerate(runs_b)]  # fmt: skip
+    spans_b = [
+        (tb[s].start, tb[e - 1].end, match_of_b.get(r, -1)) for r, (s, e) in enumerate(runs_b)
+    ]
     return spans_a, spans_b

@@ -96,9 +96,13 @@ class Mutant:
     def diff(self) -> str:
         """The unified diff from the unparsed original to the mutant."""
         lines = difflib.unified_diff(
-            self.original.splitlines(), self.source.splitlines(), "original", "mutant", n=1,
+            self.original.splitlines(),
+            self.source.splitlines(),
+            "original",
+            "mutant",
+            n=1,
             lineterm="",
-        )  # fmt: skip
+        )
         return "\n".join(list(lines)[2:])
 
 
@@ -236,6 +240,13 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
     """(kind, description, edit) for every mutation of ``node`` itself."""
     src = ast.unparse(node) if not isinstance(node, ast.operator | ast.cmpop) else ""
     short = src if len(src) <= 60 else src[:57] + "..."
+    yield from _expression_edits(node, short, default)
+    yield from _call_edits(node, short, keys)
+    yield from _statement_edits(node, short)
+
+
+def _expression_edits(node: ast.AST, short: str, default: bool) -> Iterator[tuple]:
+    """Operators, comparisons, constants and transposing attributes changed."""
     if isinstance(node, ast.BinOp | ast.AugAssign):
         for new in BINOPS.get(type(node.op), ()):
             yield (
@@ -269,6 +280,10 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
             )
     elif isinstance(node, ast.Attribute) and node.attr in TRANSPOSE_ATTRIBUTES:
         yield "transpose", f".{node.attr} dropped in {short}", lambda n, r: r(n.value)
+
+
+def _call_edits(node: ast.AST, short: str, keys: dict[str, list[str]]) -> Iterator[tuple]:
+    """A call's arguments swapped or dropped, a confusable key, a default removed."""
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in TRANSPOSE_METHODS:
@@ -302,6 +317,10 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
             f"the default of {node.args.args[-len(node.args.defaults)].arg} removed",
             (_remove_first_default),
         )
+
+
+def _statement_edits(node: ast.AST, short: str) -> Iterator[tuple]:
+    """Conditions negated, a return emptied, a statement or ``with`` deleted."""
     if isinstance(node, ast.comprehension):
         for i, cond in enumerate(node.ifs):
 

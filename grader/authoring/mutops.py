@@ -151,9 +151,12 @@ def _alias(node: ast.AST, short: str) -> Iterator[tuple]:
             yield (
                 "alias",
                 f"{ast.unparse(node.args[0])} updated in place: {short}",
-                lambda n, r: r(_update_in_place(n.args[0], ast.Call(
-                    ast.Name("dict", ast.Load()), [], n.keywords))),
-            )  # fmt: skip
+                lambda n, r: r(
+                    _update_in_place(
+                        n.args[0], ast.Call(ast.Name("dict", ast.Load()), [], n.keywords)
+                    )
+                ),
+            )
         if isinstance(func, ast.Attribute) and name is not None:
             base = name.removesuffix("_")
             if base in INPLACE and name != base:  # in place -> a copy (the result is lost)
@@ -185,9 +188,12 @@ def _alias(node: ast.AST, short: str) -> Iterator[tuple]:
             yield (
                 "alias",
                 f"one object repeated: {short}",
-                lambda n, r: r(ast.BinOp(ast.List([n.elt], ast.Load()), ast.Mult(),
-                                         n.generators[0].iter.args[0])),
-            )  # fmt: skip
+                lambda n, r: r(
+                    ast.BinOp(
+                        ast.List([n.elt], ast.Load()), ast.Mult(), n.generators[0].iter.args[0]
+                    )
+                ),
+            )
 
 
 def _rename_method(name: str):

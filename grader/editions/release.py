@@ -276,8 +276,11 @@ def _copy_pack(pack: Pack, staging: Path, excluded: set[Path]) -> None:
 
 
 def _data_files(folder: Path) -> list[str]:
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
-                  and p.suffix not in (".py", ".pyc"))  # fmt: skip
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc")
+    )
 
 
 def _refuse_places(out: Path, root: Path, shipped: Shipment) -> None:
@@ -335,9 +338,13 @@ def build_release(
         data = {n: _data_files(staging / n) for n in code if n not in PACKAGES}
         doc = tomlread.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
         pyproject = edition_text.pyproject(
-            doc, packs, code, list(shipped.modules), {n: f for n, f in data.items() if f},
+            doc,
+            packs,
+            code,
+            list(shipped.modules),
+            {n: f for n, f in data.items() if f},
             shipped.requires,
-        )  # fmt: skip
+        )
         (staging / "pyproject.toml").write_text(pyproject, encoding="utf-8")
         readme = edition_text.readme(packs, exercises, TORCH_CPU_INDEX)
         (staging / "README.md").write_text(readme, encoding="utf-8")
@@ -361,7 +368,16 @@ def git_init(out: Path, title: str) -> None:
     subprocess.run(["git", "init", "-q"], **run)
     subprocess.run(["git", "add", "-A"], **run)
     subprocess.run(
-        ["git", "-c", "user.name=grade release", "-c", "user.email=grade@localhost",
-         "commit", "-q", "-m", f"{title} (student edition)"],
+        [
+            "git",
+            "-c",
+            "user.name=grade release",
+            "-c",
+            "user.email=grade@localhost",
+            "commit",
+            "-q",
+            "-m",
+            f"{title} (student edition)",
+        ],
         **run,
-    )  # fmt: skip
+    )
