@@ -135,8 +135,10 @@ def failure_groups(db: sqlite3.Connection) -> list[Group]:
         group.position = position[(group.exercise_id, group.check)]
         by_check[(group.exercise_id, group.check)].append(group)
     out: list[Group] = []
-    for key in sorted(by_check, key=lambda k: (k[0], position[k], k[1])):
-        ranked = sorted(by_check[key], key=lambda g: (-g.count, g.kind, g.counterexample_kind))
+    for exercise_check in sorted(by_check, key=lambda k: (k[0], position[k], k[1])):
+        ranked = sorted(
+            by_check[exercise_check], key=lambda g: (-g.count, g.kind, g.counterexample_kind)
+        )
         for rank, group in enumerate(ranked, start=1):
             group.rank = rank
             out.append(group)

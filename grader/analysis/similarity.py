@@ -98,8 +98,9 @@ def base_files() -> list[Path]:
 def base_hashes() -> frozenset[int]:
     out: set[int] = set()
     for path in base_files():
-        out.update(kgram_hashes(normalize(path.read_text(encoding="utf-8"))))
-    out.discard(None)
+        out.update(
+            h for h in kgram_hashes(normalize(path.read_text(encoding="utf-8"))) if h is not None
+        )
     return frozenset(out)
 
 
@@ -234,7 +235,7 @@ def matching_regions(
             if h in shared:
                 flags[i : i + K] = b"\1" * K
     runs_a, runs_b = _runs(flags_a), _runs(flags_b)
-    where_b: dict[int, int] = {}
+    where_b: dict[int | None, int] = {}
     for i, h in enumerate(hb):
         where_b.setdefault(h, i)
     match_of_b: dict[int, int] = {}

@@ -115,7 +115,7 @@ class _Roles(ast.NodeVisitor):
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
-    def _span(self, node: ast.AST, annotation: bool = True) -> None:
+    def _span(self, node: ast.expr | ast.stmt, annotation: bool = True) -> None:
         end_line = getattr(node, "end_lineno", None) or node.lineno
         end_col = getattr(node, "end_col_offset", None) or node.col_offset
         self.dropped.append(

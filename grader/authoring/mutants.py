@@ -40,6 +40,7 @@ import copy
 import difflib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from grader.authoring import mutops
 from grader.authoring.mutops import NEW_KINDS, NO_VOCABULARY, Vocabulary
@@ -79,7 +80,9 @@ SYMMETRIC_METHODS = ("transpose", "swapaxes", "swapdims")
 # An edit changes the node it is given, in a copy of the tree; ``replace`` puts a list of
 # statements or one node (``None``: removed) where the node was.
 Replace = Callable[[ast.AST | list[ast.stmt] | None], None]
-Edit = Callable[[ast.AST, Replace], None]
+# An edit is made for one node and given that node back, of the kind it was made for: its
+# parameter is ``Any`` (an ``ast.Compare`` edit reads ``.ops``, a call's ``.keywords``).
+Edit = Callable[[Any, Replace], None]
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def _frozen(tree: ast.Module, skip: Collection[str] = ()) -> set[int]:
 
 def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
     """id(node) -> (parent, field, index in the field's list or None)."""
-    out = {}
+    out: dict[int, tuple[ast.AST, str, int | None]] = {}
     for parent in nodes(tree):
         for name, value in ast.iter_fields(parent):
             if isinstance(value, list):
@@ -197,7 +200,7 @@ def _remove_keyword(i: int) -> Edit:
     return lambda node, _: node.keywords.pop(i)
 
 
-def _remove_first_default(node: ast.AST, _: Replace) -> None:
+def _remove_first_default(node: Any, _: Replace) -> None:
     node.args.defaults.pop(0)
 
 
@@ -222,7 +225,7 @@ def _confusable(key: str, known: list[str]) -> list[str]:
     ``drop_rate_attn``; ``n_heads``, ``n_layers``), and the next key in order of first use."""
     following = known[(known.index(key) + 1) % len(known)] if key in known else None
     similar = [k for k in known if k != key and k.split("_")[0] == key.split("_")[0]]
-    extra = [following] if following not in (None, key, *similar) else []
+    extra = [following] if following is not None and following not in (key, *similar) else []
     return similar + extra
 
 
@@ -255,8 +258,8 @@ def _expression_edits(node: ast.AST, short: str, default: bool) -> Iterator[tupl
                 _set("op", new()),
             )
     elif isinstance(node, ast.BoolOp):
-        new = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        yield "operator", f"and/or swapped in {short}", _set("op", new)
+        swapped = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "operator", f"and/or swapped in {short}", _set("op", swapped)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Not):
         yield (
             "operator",
@@ -267,16 +270,16 @@ def _expression_edits(node: ast.AST, short: str, default: bool) -> Iterator[tupl
         for i, op in enumerate(node.ops):
             for new in COMPARES.get(type(op), ()):
 
-                def edit(n: ast.AST, _: Replace, i: int = i, new: type = new) -> None:
+                def edit(n: Any, _: Replace, i: int = i, new: type = new) -> None:
                     n.ops[i] = new()
 
                 yield "compare", f"{type(op).__name__} -> {new.__name__} in {short}", edit
     elif isinstance(node, ast.Constant):
-        for new in _constant_changes(node.value):
+        for changed in _constant_changes(node.value):
             yield (
                 "default" if default else "constant",
-                f"{node.value!r} -> {new!r}",
-                _set("value", new),
+                f"{node.value!r} -> {changed!r}",
+                _set("value", changed),
             )
     elif isinstance(node, ast.Attribute) and node.attr in TRANSPOSE_ATTRIBUTES:
         yield "transpose", f".{node.attr} dropped in {short}", lambda n, r: r(n.value)
@@ -324,7 +327,7 @@ def _statement_edits(node: ast.AST, short: str) -> Iterator[tuple]:
     if isinstance(node, ast.comprehension):
         for i, cond in enumerate(node.ifs):
 
-            def negate(n: ast.AST, _: Replace, i: int = i) -> None:
+            def negate(n: Any, _: Replace, i: int = i) -> None:
                 n.ifs[i] = ast.UnaryOp(ast.Not(), n.ifs[i])
 
             yield "compare", f"condition negated: if {ast.unparse(cond)}", negate

@@ -75,7 +75,9 @@ def statement_names(code: ast.Module | ast.stmt) -> Names:
     builder = _Builder()
     for node in body:
         builder.stmt(node)
-    now, later, globals_bound = set(), set(), set()
+    now: set[str] = set()
+    later: set[str] = set()
+    globals_bound: set[str] = set()
     _analyse(builder.module, None, now, later, globals_bound)
     module = builder.module.names
     binds = {n for n, f in module.items() if f & (DEF_LOCAL | DEF_IMPORT)} | builder.walrus

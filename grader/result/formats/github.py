@@ -7,8 +7,6 @@ runners set a step output ``result`` to the base64 of ``{"version": 1, "status",
 "tests": [...]}`` and the reporter sums the tests' scores against ``max_score``.
 """
 
-from __future__ import annotations
-
 import base64
 import html
 import json
