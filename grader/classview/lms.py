@@ -162,6 +162,7 @@ def _value(grades: ClassGrades, graded: Graded | None, item: str | None, options
         return 0.0 if options.zero_missing else None
     if graded.status == "error":
         return None
+    out_of: float | None
     if item is None:
         score, out_of = graded.score, graded.max_score or grades.max_total
     else:

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.editions import text as edition_text
 from grader.editions.leaks import SolutionLeaked
@@ -170,7 +171,7 @@ def distinctive_lines(
     packs = tuple(packs or packs_in_use())
     root = root or project_root()
     shipped = shipment(packs, root)
-    stubs = [p.path("stubs") for p in packs if p.path("stubs")]
+    stubs = [s for p in packs if (s := p.path("stubs"))]
     common = _lines_of(
         [
             *(f for folder in stubs for f in sorted(folder.glob("*.py"))),
@@ -183,7 +184,9 @@ def distinctive_lines(
     found: dict[str, set[str]] = {}
     for pack in packs:
         solution = pack.path("solution")
-        for path in sorted(solution.rglob("*.py")) if solution and solution.is_dir() else []:
+        if solution is None or not solution.is_dir():
+            continue
+        for path in sorted(solution.rglob("*.py")):
             keys = {
                 k
                 for k in _lines_of([path]) - common
@@ -247,7 +250,7 @@ def _copy_stubs(packs: tuple[Pack, ...], target: Path) -> None:
     """Every pack's stubs into ``target`` (one folder: a submission keeps every answer in
     ``exercises/``); two packs may not hand out different files of one name."""
     target.mkdir()
-    for stubs in (pack.path("stubs") for pack in packs):
+    for stubs in (s for pack in packs if (s := pack.path("stubs")) is not None):
         for path in sorted(p for p in stubs.rglob("*") if p.is_file()):
             dest = target / path.relative_to(stubs)
             if IGNORE(str(stubs), list(path.relative_to(stubs).parts)):
@@ -287,7 +290,7 @@ def _refuse_places(out: Path, root: Path, shipped: Shipment) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not empty; choose a new folder")
     target = out.resolve()
-    sources = [root / n for n in PACKAGES]
+    sources: list[Path | None] = [root / n for n in PACKAGES]
     sources += [p.folder for p in shipped.packs] + [p.path("stubs") for p in shipped.packs]
     sources += list(shipped.packages.values())
     if target == root or any(s in (target, *target.parents) for s in sources if s):
@@ -364,7 +367,7 @@ def build_release(
 
 
 def git_init(out: Path, title: str) -> None:
-    run = dict(cwd=out, check=True, capture_output=True)
+    run: dict[str, Any] = dict(cwd=out, check=True, capture_output=True)
     subprocess.run(["git", "init", "-q"], **run)
     subprocess.run(["git", "add", "-A"], **run)
     subprocess.run(
