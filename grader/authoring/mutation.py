@@ -126,9 +126,9 @@ def _init_judge() -> None:
 def _starter():
     global _STARTER
     if _STARTER is None:
-        from grader.judge.launch.starter import default_starter
+        from grader.judge.launch.starter import chosen_starter
 
-        _STARTER = default_starter()
+        _STARTER = chosen_starter()
     return _STARTER
 
 

@@ -32,7 +32,7 @@ from dataclasses import asdict, replace
 from grader.judge import replay
 from grader.judge.scoring import check_named
 from grader.protocol.limits import Limits
-from grader.result.schema import GRADER_FAILED, CheckResult, ExerciseResult
+from grader.result.schema import GRADER_FAILED, CheckResult, ExerciseResult, Status
 from grader.shared import timing
 
 GRACE_S = 30.0  # beyond an exercise's own budgets, before the parent gives up on a child
@@ -142,7 +142,7 @@ def run_forked(
     keep_fds: dict[str, tuple[int, ...]],
     members: dict[str, list[str]],
     deadline_s: float,
-    failed: Callable[[str, str, str], ExerciseResult],
+    failed: Callable[[str, Status, str], ExerciseResult],
 ) -> dict[str, ExerciseResult]:
     """Run each job (a group's name -> a function grading its exercises) in a forked child.
 
@@ -229,7 +229,7 @@ def _collected(
     timed_out: set[str],
     members: dict[str, list[str]],
     deadline_s: float,
-    failed: Callable[[str, str, str], ExerciseResult],
+    failed: Callable[[str, Status, str], ExerciseResult],
 ) -> dict[str, ExerciseResult]:
     """Each exercise's result: its child's, or a timeout or grader failure for it."""
     results: dict[str, ExerciseResult] = {}
