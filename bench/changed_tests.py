@@ -15,7 +15,8 @@ Each changed file is mapped to tests (README, Development; docs/testing.md):
   exercise's first wrong answer; ``--full-corpus``: all of it), plus, for the hints module,
   every case that expects or rules out a hint;
 - and for any module: the test files that import it themselves, and ``test_<name>*.py`` /
-  ``test_<folder>_<name>*.py``; a changed test file runs whole.
+  ``test_<folder>_<name>*.py`` (a grader module: ``test_<folder>_*.py``); a changed test file
+  runs whole.
 
 The test files run less their slow tests (``-k "not slow ..."``: the corpus cases are slow,
 and chosen here instead); pass ``--slow`` to keep them.
@@ -132,10 +133,14 @@ def corpus_ids(exercises: set[str], full: set[str], hinted: bool) -> list[str]:
 
 
 def test_files_for(module: str, path: str, importers: dict[str, set[str]]) -> set[str]:
-    """The test files that import ``module`` themselves, and those named after it."""
+    """The test files that import ``module`` themselves, and those named after it (for a
+    module of the grader, after its folder too: ``test_intake_*.py`` for ``grader/intake/``)."""
     found = {test for test, imported in importers.items() if module in imported}
     stem, parent = Path(path).stem, Path(path).parent.name
-    for name in (stem, f"{parent}_{stem}"):
+    names = [stem, f"{parent}_{stem}"]
+    if module.startswith("grader.") and parent != "grader":
+        names.append(f"{parent}_")
+    for name in names:
         found |= {str(p.relative_to(ROOT)) for p in TESTS.glob(f"test_{name}*.py")}
     return found
 
