@@ -28,6 +28,7 @@ import argparse
 import ast
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 try:
@@ -64,12 +65,13 @@ def module_name(path: str) -> str | None:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports(path: Path) -> set[str]:
+@cache
+def imports(path: Path) -> frozenset[str]:
     """The modules ``path`` imports (``from a.b import c``: both ``a.b`` and ``a.b.c``)."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (SyntaxError, UnicodeDecodeError, OSError):
-        return set()
+        return frozenset()
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -77,9 +79,10 @@ def imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
+    return frozenset(found)
 
 
+@cache
 def the_pack() -> tuple[dict[str, str], dict[str, str], set[str]]:
     """The first pack's exercises: id -> checks module, id -> file name; and the modules its
     pack.toml names for every exercise (hints, worker, judge)."""
@@ -93,6 +96,7 @@ def the_pack() -> tuple[dict[str, str], dict[str, str], set[str]]:
     return checks, files, {m for m in wide if m}
 
 
+@cache
 def pack_imports() -> dict[str, set[str]]:
     """Module -> the modules of the pack it imports (``llm_pack`` only)."""
     graph = {}
@@ -118,7 +122,8 @@ def reaches(graph: dict[str, set[str]], start: str, target: str) -> bool:
 def corpus_ids(exercises: set[str], full: set[str], hinted: bool) -> list[str]:
     """The corpus cases to run: every case of ``full``; of the other ``exercises``, the first
     wrong answer; with ``hinted``, every case that expects or rules out a hint."""
-    sys.path.insert(0, str(TESTS))
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
     from support import corpus_cases
 
     chosen, sampled = [], set()
@@ -132,7 +137,7 @@ def corpus_ids(exercises: set[str], full: set[str], hinted: bool) -> list[str]:
     return chosen
 
 
-def test_files_for(module: str, path: str, importers: dict[str, set[str]]) -> set[str]:
+def test_files_for(module: str, path: str, importers: dict[str, frozenset[str]]) -> set[str]:
     """The test files that import ``module`` themselves, and those named after it (for a
     module of the grader, after its folder too: ``test_intake_*.py`` for ``grader/intake/``)."""
     found = {test for test, imported in importers.items() if module in imported}
