@@ -99,12 +99,12 @@ def resolve(request: Request) -> Request:
         return request
     from grader.judge.launch.starter import chosen_starter
 
-    return dataclasses.replace(
-        request,
-        course=request.the_course(),
-        start=request.start if request.start is not None else chosen_starter(),
-        limits=request.limits if request.limits is not None else Limits(),
-    )
+    course, start = request.the_course(), request.start
+    if start is None:
+        with using(course):  # the shared fork server is the course's: it preloads its probes
+            start = chosen_starter()
+    limits = request.limits if request.limits is not None else Limits()
+    return dataclasses.replace(request, course=course, start=start, limits=limits)
 
 
 def judge(submission: Submission, request: Request) -> GradeResult:
