@@ -159,15 +159,15 @@ def thread_worker(argv: list[str]) -> None:
     p.add_argument("--max-examples", type=int)
     p.add_argument("--scores", type=Path)
     a = p.parse_args(argv)
-    from grader.intake.load import load_submission
-    from grader.judge.engine import grade
-    from grader.judge.launch.starter import default_starter
+    from grader import pipeline
+    from grader.judge.seeds import PUBLIC_SEED, Seed
 
-    start = default_starter()
+    # Resolved once (the starter, the course), so that the threads share one fork server.
+    request = pipeline.resolve(pipeline.Request(Seed(PUBLIC_SEED, "public"), a.e, a.max_examples))
 
     def one(folder: Path) -> tuple[str, float | str]:
         try:
-            result = grade(load_submission(folder), a.e, max_examples=a.max_examples, start=start)
+            result = pipeline.finish(pipeline.open_path(folder), request)
         except BaseException as exc:  # the grader is not thread-safe: count, do not stop
             return folder.name, f"crashed: {type(exc).__name__}"
         return folder.name, result.score

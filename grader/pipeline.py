@@ -39,6 +39,7 @@ __all__ = [
     "open_path",
     "open_zip",
     "refuse",
+    "resolve",
     "visible",
 ]
 
@@ -89,21 +90,40 @@ def open_cells(inputs: Sequence[str], name: str) -> Submission:
 # --- judge, then decide what the reader sees ------------------------------------------------
 
 
+def resolve(request: Request) -> Request:
+    """``request`` as a grade runs it, every choice left open made here, once: its course
+    (this process's), its worker starter (``chosen_starter``'s default) and its limits
+    (``Limits``' defaults). ``judge`` resolves what it is given; a request resolved already
+    comes back unchanged."""
+    if request.course is not None and request.start is not None and request.limits is not None:
+        return request
+    from grader.judge.launch.starter import chosen_starter
+
+    course, start = request.the_course(), request.start
+    if start is None:
+        with using(course):  # the shared fork server is the course's: it preloads its probes
+            start = chosen_starter()
+    limits = request.limits if request.limits is not None else Limits()
+    return dataclasses.replace(request, course=course, start=start, limits=limits)
+
+
 def judge(submission: Submission, request: Request) -> GradeResult:
     """Run the checks (``grader.judge.engine.grade_request``; never raises for anything the
-    submission does), for the request's course: this process's while it judges. With
-    ``overlap``, the workers start while torch is being imported."""
-    course = request.the_course()
-    with using(course):
-        return _judge(submission, dataclasses.replace(request, course=course))
+    submission does) as the request, ``resolve``d, asks, for its course: this process's while
+    it judges. With ``overlap``, the workers start while torch is being imported."""
+    request = resolve(request)
+    assert request.course is not None
+    with using(request.course):
+        return _judge(submission, request)
 
 
 def _judge(submission: Submission, request: Request) -> GradeResult:
-    early, start = None, _start(request)
+    early = None
     if request.overlap:
         from grader.judge.early import EarlyWorkers
 
-        early = EarlyWorkers(submission, _ids(request), _limits(request), start)
+        assert request.start is not None and request.limits is not None  # resolved
+        early = EarlyWorkers(submission, _ids(request), request.limits, request.start)
     try:
         from grader.judge.ready import ready_to_judge
 
@@ -115,7 +135,7 @@ def _judge(submission: Submission, request: Request) -> GradeResult:
         if early is not None:
             early.discard()
         raise
-    return grade_request(submission, dataclasses.replace(request, start=start), early)
+    return grade_request(submission, request, early)
 
 
 def visible(result: GradeResult, request: Request) -> GradeResult:
@@ -169,15 +189,3 @@ def not_graded(name: str, request: Request, reason: str) -> GradeResult:
 
 def _ids(request: Request) -> list[str] | None:
     return list(request.exercises) if request.exercises else None
-
-
-def _limits(request: Request) -> Limits:
-    return request.limits or Limits()
-
-
-def _start(request: Request):
-    if request.start is not None:
-        return request.start
-    from grader.judge.launch.starter import default_starter
-
-    return default_starter()

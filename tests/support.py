@@ -1,5 +1,6 @@
 """Helpers shared by the tests: building submissions from the solution and corpus files,
-and grading them quickly (few examples per check)."""
+and grading them quickly (few examples per check), through the pipeline every front end
+takes (``grader.pipeline``: refuse, judge, visible, clean up)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from pathlib import Path
 from grader.authoring.corpus import CorpusCase
 from grader.authoring.corpus import corpus_cases as read_corpus
 from grader.intake.load import load_submission
-from grader.judge.engine import grade
-from grader.pipeline import refuse
+from grader.intake.submission import Submission
+from grader.judge.seeds import PUBLIC_SEED, Seed
+from grader.pipeline import Request, finish, refuse
 from grader.result.schema import GradeResult
 from grader.shared.registry import BY_ID, EXERCISES
 
@@ -56,11 +58,24 @@ def grade_folder(
     """Grade ``path``; its snippets name it ``shown_as`` (default: its path from here).
     A notebook's exercise files are removed after, as ``grade`` removes them."""
     submission = refuse(load_submission(path, shown_as=shown_as))  # as the pipeline does
-    extra = {} if seed is None else {"seed": seed}
-    try:
-        return grade(submission, exercises, max_examples=max_examples, **extra, **kwargs)
-    finally:
-        submission.cleanup()
+    return grade(submission, exercises, max_examples=max_examples, seed=seed, **kwargs)
+
+
+def grade(
+    submission: Submission,
+    exercises: list[str] | None = None,
+    seed: int | None = None,
+    max_examples: int | None = TEST_MAX_EXAMPLES,
+    **fields,
+) -> GradeResult:
+    """Grade ``submission`` (taken in and refused) through ``grader.pipeline.finish``, as every
+    front end does; ``fields`` are the ``Request``'s others (``limits``, ``start``,
+    ``processes``, ``progress``...). The seed is the public one unless given (as ``--seed``).
+    The submission's temporary files are removed after."""
+    value = PUBLIC_SEED if seed is None else seed
+    chosen = Seed(value, "public" if value == PUBLIC_SEED else "--seed")
+    request = Request(chosen, exercises, max_examples, **fields)
+    return finish(submission, request)
 
 
 def clone_of(dest: Path, replacements: dict[str, Path] | None = None) -> Path:

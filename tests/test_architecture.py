@@ -6,12 +6,16 @@
 - no import cycle among the modules of ``grader/`` and ``reference/``, a package's
   ``__init__`` counting as a module (the layers contract does not see every cycle), and no
   module of ``grader`` or ``reference`` importing its own package's face;
-- no module over 400 lines, and every module says what it is for in a docstring.
+- no function over the limits of ``[tool.ruff.lint]`` (cyclomatic complexity, branches,
+  statements: ruff's C901, PLR0912, PLR0915), and every module says what it is for in a
+  docstring.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +26,7 @@ grimp = pytest.importorskip("grimp", reason="import-linter is installed on Pytho
 from importlinter.cli import lint_imports  # noqa: E402
 
 PACKAGES = ("grader", "reference")
-MAX_LINES = 400
+FUNCTION_RULES = "C901,PLR0912,PLR0915"
 
 
 def modules() -> list[Path]:
@@ -95,11 +99,33 @@ def test_the_cycle_finder_sees_a_package_importing_its_own_module():
     assert [c for c in strongly_connected(edges) if len(c) > 1] == [["p", "p.a", "p.b"]]
 
 
-def test_no_module_over_400_lines():
-    lines = {
-        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines()) for p in modules()
-    }
-    assert {name: n for name, n in lines.items() if n > MAX_LINES} == {}
+def over_the_limits(*paths: str | Path) -> list[str]:
+    """Ruff's findings of the function rules (thresholds and per-file ignores from
+    ``pyproject.toml``) on ``paths``."""
+    out = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--select", FUNCTION_RULES, "--no-cache"]
+        + ["--output-format", "concise", "--config", str(ROOT / "pyproject.toml")]
+        + [str(p) for p in paths],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return [line for line in out.stdout.splitlines() if ": C901 " in line or ": PLR09" in line]
+
+
+def test_no_function_over_the_limits():
+    assert over_the_limits(*PACKAGES, "llm_pack") == []
+
+
+def test_the_limits_find_a_long_branchy_function(tmp_path):
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(20))
+    statements = "".join(f"    y{i} = x + {i}\n" for i in range(70))
+    (tmp_path / "long.py").write_text(
+        f"def branchy(x):\n{branches}    return -1\n\n\ndef long(x):\n{statements}"
+    )
+    found = " ".join(over_the_limits(tmp_path / "long.py"))
+    assert "C901" in found and "PLR0912" in found and "PLR0915" in found
 
 
 def test_every_module_says_what_it_is_for():

@@ -14,12 +14,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from nbsupport import solution_source, write_notebook
-from support import TEST_MAX_EXAMPLES
+from support import TEST_MAX_EXAMPLES, grade
 
 from grader.intake.cells import python_cell
 from grader.intake.names import MAX_DEPTH, statement_names
 from grader.intake.notebook import notebook_submission, statements
-from grader.judge.engine import grade
 
 ASSIGNMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 

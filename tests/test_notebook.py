@@ -9,13 +9,20 @@ import sys
 
 import pytest
 from nbsupport import seed_style_notebook, solution_notebook, solution_source, write_notebook
-from support import CORPUS, ROOT, TEST_MAX_EXAMPLES, grade_cli, grade_folder, make_submission
+from support import (
+    CORPUS,
+    ROOT,
+    TEST_MAX_EXAMPLES,
+    grade,
+    grade_cli,
+    grade_folder,
+    make_submission,
+)
 
 from grader.intake.cells import CONTRACT, strip_magics
 from grader.intake.load import load_submission
 from grader.intake.notebook import notebook_submission
 from grader.intake.submission import SubmissionError
-from grader.judge.engine import grade
 from grader.shared.registry import EXERCISES
 
 ALL = [e.id for e in EXERCISES]

@@ -11,11 +11,10 @@ import nbformat
 import pytest
 import tinypack
 from nbsupport import solution_source
-from support import ROOT, grade_cli
+from support import ROOT, grade, grade_cli
 
 from grader.editions.notebook import split_stub
 from grader.intake.load import load_submission
-from grader.judge.engine import grade
 from grader.shared.packs import read_pack
 from grader.shared.registry import EXERCISES
 

@@ -35,6 +35,7 @@ def test_the_wheel_carries_every_template_and_the_schema(wheel):
     for template in (ROOT / "templates").glob("*.j2"):
         assert f"grader/templates/{template.name}" in names
     assert "grader/result/result.schema.json" in names
+    assert "grader/py.typed" in names  # a pack author's type checker reads grader's types
 
 
 def test_the_installed_package_writes_html_reports_away_from_the_clone(wheel, tmp_path):

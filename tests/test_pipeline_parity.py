@@ -1,8 +1,9 @@
 """One verdict wherever a submission is graded (``grader.pipeline``).
 
 The same answers, graded with one seed through each front end: ``grade`` (the command line),
-a batch's judge, the Gradescope bundle's run, ``pytest --grade`` and ``grader.check`` (the
-notebook judge's ``answer``), give the same result: the same JSON, less ``duration_s`` and the
+a batch's judge, the Gradescope bundle's run, ``pytest --grade``, ``grader.check`` (the
+notebook judge's ``answer``) and the tests' own entry (``support.grade_folder``, which every
+test that grades goes through), give the same result: the same JSON, less ``duration_s`` and the
 places a message names (a folder's file and line, a kernel's cell); for Gradescope, the same
 document its format makes of ``grade``'s result; for pytest, the same failing checks.
 
@@ -23,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import ROOT, SOLUTION, make_submission
+from support import ROOT, SOLUTION, grade_folder, make_submission
 from test_pytest_plugin import junit_verdicts
 
 import grader.commands.cli
@@ -182,6 +183,8 @@ def test_every_front_end_gives_the_same_result(which, folders, tmp_path, capsys)
             else:
                 assert ex["status"] == "passed", ex["id"]
     assert comparable(via_batch(folder, tmp_path)) == expected
+    in_the_tests = grade_folder(folder, seed=SEED, max_examples=int(FAST))
+    assert comparable(in_the_tests.to_dict()) == expected
     got, wanted = via_gradescope(folder, tmp_path), as_gradescope(graded)
     assert got["score"] == wanted["score"]
     assert gradescope_tests(got) == gradescope_tests(wanted)

@@ -88,7 +88,7 @@ def test_a_batch_or_gradescope_snippet_names_the_students_clone(tmp_path):
     submission = load_submission(folder, "bob", in_their_clone(folder))
     assert submission.shown_as == "."
     assert in_their_clone(tmp_path / "bob.ipynb") == "bob.ipynb"
-    from grader.judge.engine import grade
+    from support import grade
 
     result = grade(submission, ["3.1"], max_examples=4)
     snippet = first_snippet(result, "3.1")

@@ -28,11 +28,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.internal.escalation import current_pytest_item
-from support import ROOT, SOLUTION, make_submission
+from support import ROOT, SOLUTION, grade, make_submission
 
 import grader
 import grader.commands.cli
-from grader.judge.engine import grade, grade_exercise
+from grader.judge.engine import grade_exercise
 from grader.judge.launch.handle import WorkerHandle
 from grader.protocol import wire
 from grader.protocol.limits import Limits

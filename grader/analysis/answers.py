@@ -96,8 +96,9 @@ def _decode(data: bytes) -> str:
     return data[: len(data) - 3].decode("utf-8")
 
 
-def store(db: sqlite3.Connection, name: str, content_hash: str | None,
-          texts: dict[str, str]) -> None:  # fmt: skip
+def store(
+    db: sqlite3.Connection, name: str, content_hash: str | None, texts: dict[str, str]
+) -> None:
     """Replace ``name``'s answers in one transaction."""
     db.execute("BEGIN IMMEDIATE")
     try:

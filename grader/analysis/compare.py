@@ -62,8 +62,11 @@ def grade_public(
     ledger.expect(by_name)  # file names that no two submissions share, on any file system
     again = deadline_hash(fingerprint, judge_deadline(public))  # a row given up on at this deadline
     todo = [e for e in entries if not ledger.done(e.name, hashes[e.name], fingerprint, again)]
-    print(f"public seed (--compare-public): {len(todo)} to grade, "
-          f"{len(entries) - len(todo)} from an earlier run", flush=True)  # fmt: skip
+    print(
+        f"public seed (--compare-public): {len(todo)} to grade, "
+        f"{len(entries) - len(todo)} from an earlier run",
+        flush=True,
+    )
     progress = Progress(len(entries), len(entries) - len(todo))
 
     def record(outcome) -> None:
@@ -84,8 +87,9 @@ def grade_public(
         }
         ledger.record(row, outcome.result, render_report=False)
         result = outcome.result
-        progress.update(entry.name, outcome.status, result["score"], result["max_score"],
-                        outcome.reason)  # fmt: skip
+        progress.update(
+            entry.name, outcome.status, result["score"], result["max_score"], outcome.reason
+        )
 
     try:
         run_jobs(

@@ -147,17 +147,27 @@ def failure_groups(db: sqlite3.Connection) -> list[Group]:
         group = groups.get(key)
         if group is None:
             body, hint = split_hint(message)
-            group = groups[key] = Group(exercise_id, check, pos, kind, exception, key[4],
-                                        example_message=body.strip(), hint=hint,
-                                        counterexample=ce)  # fmt: skip
+            group = groups[key] = Group(
+                exercise_id,
+                check,
+                pos,
+                kind,
+                exception,
+                key[4],
+                example_message=body.strip(),
+                hint=hint,
+                counterexample=ce,
+            )
         group.members.append(submission)
     by_check: dict[tuple[str, str], list[Group]] = defaultdict(list)
     for group in groups.values():
         group.position = position[(group.exercise_id, group.check)]
         by_check[(group.exercise_id, group.check)].append(group)
     out: list[Group] = []
-    for key in sorted(by_check, key=lambda k: (k[0], position[k], k[1])):
-        ranked = sorted(by_check[key], key=lambda g: (-g.count, g.kind, g.counterexample_kind))
+    for exercise_check in sorted(by_check, key=lambda k: (k[0], position[k], k[1])):
+        ranked = sorted(
+            by_check[exercise_check], key=lambda g: (-g.count, g.kind, g.counterexample_kind)
+        )
         for rank, group in enumerate(ranked, start=1):
             group.rank = rank
             if not group.hint:

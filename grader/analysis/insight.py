@@ -147,10 +147,21 @@ def update_failure_groups(db: sqlite3.Connection) -> int:
         for g in groups:
             db.execute(
                 "INSERT INTO failure_groups VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (g.exercise_id, g.check, g.position, g.rank, g.count, g.kind, g.exception,
-                 g.counterexample_kind, g.example, g.example_message, g.hint,
-                 None if g.counterexample is None else json.dumps(g.counterexample)),
-            )  # fmt: skip
+                (
+                    g.exercise_id,
+                    g.check,
+                    g.position,
+                    g.rank,
+                    g.count,
+                    g.kind,
+                    g.exception,
+                    g.counterexample_kind,
+                    g.example,
+                    g.example_message,
+                    g.hint,
+                    None if g.counterexample is None else json.dumps(g.counterexample),
+                ),
+            )
             db.executemany(
                 "INSERT INTO failure_group_members VALUES (?, ?, ?, ?)",
                 [(g.exercise_id, g.check, g.rank, m) for m in g.members],
@@ -206,13 +217,17 @@ def collect_answers(
     scratch = ledger.scratch / "answers"
     try:
         ensure_schema(ledger.db)
-        return answers.collect(ledger.db, entries, hashes, scratch, settings.unzip_mb * 2**20,
-                               settings.unzip_files)  # fmt: skip
+        return answers.collect(
+            ledger.db, entries, hashes, scratch, settings.unzip_mb * 2**20, settings.unzip_files
+        )
     except Exception as exc:  # ours, never the student's: the gradebook still stands
         if ledger.db.in_transaction:
             ledger.db.execute("ROLLBACK")
-        print(f"grade: warning: answers not read for the similarity report "
-              f"({type(exc).__name__}: {exc})", file=sys.stderr)  # fmt: skip
+        print(
+            f"grade: warning: answers not read for the similarity report "
+            f"({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -98,8 +98,9 @@ def base_files() -> list[Path]:
 def base_hashes() -> frozenset[int]:
     out: set[int] = set()
     for path in base_files():
-        out.update(kgram_hashes(normalize(path.read_text(encoding="utf-8"))))
-    out.discard(None)
+        out.update(
+            h for h in kgram_hashes(normalize(path.read_text(encoding="utf-8"))) if h is not None
+        )
     return frozenset(out)
 
 
@@ -234,7 +235,7 @@ def matching_regions(
             if h in shared:
                 flags[i : i + K] = b"\1" * K
     runs_a, runs_b = _runs(flags_a), _runs(flags_b)
-    where_b: dict[int, int] = {}
+    where_b: dict[int | None, int] = {}
     for i, h in enumerate(hb):
         where_b.setdefault(h, i)
     match_of_b: dict[int, int] = {}
@@ -247,6 +248,7 @@ def matching_regions(
                         match_of_b.setdefault(r, number)
                 break
     spans_a = [(ta[s].start, ta[e - 1].end, n) for n, (s, e) in enumerate(runs_a)]
-    spans_b = [(tb[s].start, tb[e - 1].end, match_of_b.get(r, -1)) for r, (s, e)
-               in enumerate(runs_b)]  # fmt: skip
+    spans_b = [
+        (tb[s].start, tb[e - 1].end, match_of_b.get(r, -1)) for r, (s, e) in enumerate(runs_b)
+    ]
     return spans_a, spans_b

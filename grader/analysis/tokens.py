@@ -115,11 +115,18 @@ class _Roles(ast.NodeVisitor):
         text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", "replace"))
 
-    def _span(self, node: ast.AST, annotation: bool = True) -> None:
+    def _span(self, node: ast.expr | ast.stmt, annotation: bool = True) -> None:
         end_line = getattr(node, "end_lineno", None) or node.lineno
         end_col = getattr(node, "end_col_offset", None) or node.col_offset
-        self.dropped.append((node.lineno, self._col(node.lineno, node.col_offset), end_line,
-                             self._col(end_line, end_col), annotation))  # fmt: skip
+        self.dropped.append(
+            (
+                node.lineno,
+                self._col(node.lineno, node.col_offset),
+                end_line,
+                self._col(end_line, end_col),
+                annotation,
+            )
+        )
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Store | ast.Del):
@@ -237,26 +244,35 @@ def normalize(source: str) -> list[Token]:
             if annotation and start == first and out and out[-1].text in (":", "->"):
                 out.pop()  # the ``:`` or ``->`` that introduced an annotation
             continue
-        if tok.type == tokenize.NEWLINE or tok.string == ";":
-            if not out or out[-1].text in (NEWLINE, INDENT, DEDENT):
-                continue  # nothing left of that statement (a docstring, say)
-            text = NEWLINE
-        elif tok.type == tokenize.INDENT:
-            text, depth = INDENT, depth + 1
-        elif tok.type == tokenize.DEDENT:
-            text, depth = DEDENT, depth - 1
-        elif tok.type == tokenize.NAME:
-            text = _name(tok, out[-1].text if out else "", variables, parsed, kept)
-        elif tok.type in (tokenize.NUMBER, tokenize.STRING):
-            text = _literal(tok.string, tok.type)
-        else:
-            text = tok.string
+        text = _text(tok, out, variables, parsed, kept)
+        if text is None:
+            continue
+        depth += (tok.type == tokenize.INDENT) - (tok.type == tokenize.DEDENT)
         if text in CLOSERS and out and out[-1].text == ",":
             out.pop()  # a trailing comma: black adds them, nothing changes
         out.append(Token(text, start, end, segment))
         if depth == 0 and text in (NEWLINE, DEDENT):
             segment += 1  # the next top-level statement: definitions can be reordered
     return _without_double_parentheses(out)
+
+
+def _text(
+    tok: tokenize.TokenInfo, out: list[Token], variables: set, parsed: bool, kept: frozenset[str]
+) -> str | None:
+    """The normalized text of ``tok`` after the tokens ``out``; None to leave it out."""
+    if tok.type == tokenize.NEWLINE or tok.string == ";":
+        if not out or out[-1].text in (NEWLINE, INDENT, DEDENT):
+            return None  # nothing left of that statement (a docstring, say)
+        return NEWLINE
+    if tok.type == tokenize.INDENT:
+        return INDENT
+    if tok.type == tokenize.DEDENT:
+        return DEDENT
+    if tok.type == tokenize.NAME:
+        return _name(tok, out[-1].text if out else "", variables, parsed, kept)
+    if tok.type in (tokenize.NUMBER, tokenize.STRING):
+        return _literal(tok.string, tok.type)
+    return tok.string
 
 
 def _without_double_parentheses(tokens: list[Token]) -> list[Token]:
@@ -278,8 +294,9 @@ def _without_double_parentheses(tokens: list[Token]) -> list[Token]:
     return [t for i, t in enumerate(tokens) if i not in drop] if drop else tokens
 
 
-def _name(tok: tokenize.TokenInfo, previous: str, variables: set, parsed: bool,
-          kept: frozenset[str]) -> str:  # fmt: skip
+def _name(
+    tok: tokenize.TokenInfo, previous: str, variables: set, parsed: bool, kept: frozenset[str]
+) -> str:
     word = tok.string
     if keyword.iskeyword(word):
         return word

@@ -40,6 +40,7 @@ import copy
 import difflib
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from grader.authoring import mutops
 from grader.authoring.mutops import NEW_KINDS, NO_VOCABULARY, Vocabulary
@@ -79,7 +80,9 @@ SYMMETRIC_METHODS = ("transpose", "swapaxes", "swapdims")
 # An edit changes the node it is given, in a copy of the tree; ``replace`` puts a list of
 # statements or one node (``None``: removed) where the node was.
 Replace = Callable[[ast.AST | list[ast.stmt] | None], None]
-Edit = Callable[[ast.AST, Replace], None]
+# An edit is made for one node and given that node back, of the kind it was made for: its
+# parameter is ``Any`` (an ``ast.Compare`` edit reads ``.ops``, a call's ``.keywords``).
+Edit = Callable[[Any, Replace], None]
 
 
 @dataclass(frozen=True)
@@ -96,9 +99,13 @@ class Mutant:
     def diff(self) -> str:
         """The unified diff from the unparsed original to the mutant."""
         lines = difflib.unified_diff(
-            self.original.splitlines(), self.source.splitlines(), "original", "mutant", n=1,
+            self.original.splitlines(),
+            self.source.splitlines(),
+            "original",
+            "mutant",
+            n=1,
             lineterm="",
-        )  # fmt: skip
+        )
         return "\n".join(list(lines)[2:])
 
 
@@ -135,7 +142,7 @@ def _frozen(tree: ast.Module, skip: Collection[str] = ()) -> set[int]:
 
 def _parents(tree: ast.AST) -> dict[int, tuple[ast.AST, str, int | None]]:
     """id(node) -> (parent, field, index in the field's list or None)."""
-    out = {}
+    out: dict[int, tuple[ast.AST, str, int | None]] = {}
     for parent in nodes(tree):
         for name, value in ast.iter_fields(parent):
             if isinstance(value, list):
@@ -193,7 +200,7 @@ def _remove_keyword(i: int) -> Edit:
     return lambda node, _: node.keywords.pop(i)
 
 
-def _remove_first_default(node: ast.AST, _: Replace) -> None:
+def _remove_first_default(node: Any, _: Replace) -> None:
     node.args.defaults.pop(0)
 
 
@@ -218,7 +225,7 @@ def _confusable(key: str, known: list[str]) -> list[str]:
     ``drop_rate_attn``; ``n_heads``, ``n_layers``), and the next key in order of first use."""
     following = known[(known.index(key) + 1) % len(known)] if key in known else None
     similar = [k for k in known if k != key and k.split("_")[0] == key.split("_")[0]]
-    extra = [following] if following not in (None, key, *similar) else []
+    extra = [following] if following is not None and following not in (key, *similar) else []
     return similar + extra
 
 
@@ -236,6 +243,13 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
     """(kind, description, edit) for every mutation of ``node`` itself."""
     src = ast.unparse(node) if not isinstance(node, ast.operator | ast.cmpop) else ""
     short = src if len(src) <= 60 else src[:57] + "..."
+    yield from _expression_edits(node, short, default)
+    yield from _call_edits(node, short, keys)
+    yield from _statement_edits(node, short)
+
+
+def _expression_edits(node: ast.AST, short: str, default: bool) -> Iterator[tuple]:
+    """Operators, comparisons, constants and transposing attributes changed."""
     if isinstance(node, ast.BinOp | ast.AugAssign):
         for new in BINOPS.get(type(node.op), ()):
             yield (
@@ -244,8 +258,8 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
                 _set("op", new()),
             )
     elif isinstance(node, ast.BoolOp):
-        new = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        yield "operator", f"and/or swapped in {short}", _set("op", new)
+        swapped = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        yield "operator", f"and/or swapped in {short}", _set("op", swapped)
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.Not):
         yield (
             "operator",
@@ -256,19 +270,23 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
         for i, op in enumerate(node.ops):
             for new in COMPARES.get(type(op), ()):
 
-                def edit(n: ast.AST, _: Replace, i: int = i, new: type = new) -> None:
+                def edit(n: Any, _: Replace, i: int = i, new: type = new) -> None:
                     n.ops[i] = new()
 
                 yield "compare", f"{type(op).__name__} -> {new.__name__} in {short}", edit
     elif isinstance(node, ast.Constant):
-        for new in _constant_changes(node.value):
+        for changed in _constant_changes(node.value):
             yield (
                 "default" if default else "constant",
-                f"{node.value!r} -> {new!r}",
-                _set("value", new),
+                f"{node.value!r} -> {changed!r}",
+                _set("value", changed),
             )
     elif isinstance(node, ast.Attribute) and node.attr in TRANSPOSE_ATTRIBUTES:
         yield "transpose", f".{node.attr} dropped in {short}", lambda n, r: r(n.value)
+
+
+def _call_edits(node: ast.AST, short: str, keys: dict[str, list[str]]) -> Iterator[tuple]:
+    """A call's arguments swapped or dropped, a confusable key, a default removed."""
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in TRANSPOSE_METHODS:
@@ -302,10 +320,14 @@ def _edits(node: ast.AST, keys: dict[str, list[str]], default: bool) -> Iterator
             f"the default of {node.args.args[-len(node.args.defaults)].arg} removed",
             (_remove_first_default),
         )
+
+
+def _statement_edits(node: ast.AST, short: str) -> Iterator[tuple]:
+    """Conditions negated, a return emptied, a statement or ``with`` deleted."""
     if isinstance(node, ast.comprehension):
         for i, cond in enumerate(node.ifs):
 
-            def negate(n: ast.AST, _: Replace, i: int = i) -> None:
+            def negate(n: Any, _: Replace, i: int = i) -> None:
                 n.ifs[i] = ast.UnaryOp(ast.Not(), n.ifs[i])
 
             yield "compare", f"condition negated: if {ast.unparse(cond)}", negate

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -126,9 +126,9 @@ def _init_judge() -> None:
 def _starter():
     global _STARTER
     if _STARTER is None:
-        from grader.judge.launch.starter import default_starter
+        from grader.judge.launch.starter import chosen_starter
 
-        _STARTER = default_starter()
+        _STARTER = chosen_starter()
     return _STARTER
 
 
@@ -187,7 +187,7 @@ def run(
     """Every job's verdict, in the jobs' order; ``processes`` > 1 grades in a pool of fresh
     interpreters (each with its own fork server), which inherit the pack in use."""
     with ExitStack() as stack:
-        graded = map(judge, jobs)
+        graded: Iterator[Verdict] = map(judge, jobs)
         if processes > 1 and len(jobs) > 1:
             context = get_context("spawn")
             workers = min(processes, len(jobs))

@@ -37,6 +37,7 @@ import ast
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 NEW_KINDS = ("alias", "attribute", "method", "config", "flag", "wrap", "order", "dict", "slice")
 
@@ -64,7 +65,7 @@ class Vocabulary:
     (the best-known config's); ``crossed``, for a key, the keys a student confuses it with;
     ``source`` names where the literals come from, in the mutants' descriptions."""
 
-    literals: Mapping[str, object] = field(default_factory=dict)
+    literals: Mapping[str, Any] = field(default_factory=dict)  # key -> a constant
     crossed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""
 
@@ -97,7 +98,7 @@ def context(tree: ast.Module, vocabulary: Vocabulary = NO_VOCABULARY) -> Context
                 reads.setdefault(ast.unparse(n.value), []).append(n)
         if scope is not tree:
             for function in [n for n in ast.walk(scope) if isinstance(n, ast.FunctionDef)]:
-                seen: set[tuple[str, str]] = set()
+                seen: set[tuple[str, object]] = set()
                 for n in ast.walk(function):
                     if (
                         isinstance(n, ast.Subscript)
@@ -151,9 +152,12 @@ def _alias(node: ast.AST, short: str) -> Iterator[tuple]:
             yield (
                 "alias",
                 f"{ast.unparse(node.args[0])} updated in place: {short}",
-                lambda n, r: r(_update_in_place(n.args[0], ast.Call(
-                    ast.Name("dict", ast.Load()), [], n.keywords))),
-            )  # fmt: skip
+                lambda n, r: r(
+                    _update_in_place(
+                        n.args[0], ast.Call(ast.Name("dict", ast.Load()), [], n.keywords)
+                    )
+                ),
+            )
         if isinstance(func, ast.Attribute) and name is not None:
             base = name.removesuffix("_")
             if base in INPLACE and name != base:  # in place -> a copy (the result is lost)
@@ -185,27 +189,30 @@ def _alias(node: ast.AST, short: str) -> Iterator[tuple]:
             yield (
                 "alias",
                 f"one object repeated: {short}",
-                lambda n, r: r(ast.BinOp(ast.List([n.elt], ast.Load()), ast.Mult(),
-                                         n.generators[0].iter.args[0])),
-            )  # fmt: skip
+                lambda n, r: r(
+                    ast.BinOp(
+                        ast.List([n.elt], ast.Load()), ast.Mult(), n.generators[0].iter.args[0]
+                    )
+                ),
+            )
 
 
 def _rename_method(name: str):
-    def edit(n: ast.AST, _) -> None:
+    def edit(n: Any, _) -> None:
         n.func.attr = name
 
     return edit
 
 
-def _keyword(arg: str, value: object):
-    def edit(n: ast.AST, _) -> None:
+def _keyword(arg: str, value: Any):
+    def edit(n: Any, _) -> None:
         n.keywords.append(ast.keyword(arg, ast.Constant(value)))
 
     return edit
 
 
 def _flip(i: int):
-    def edit(n: ast.AST, _) -> None:
+    def edit(n: Any, _) -> None:
         n.keywords[i].value = ast.UnaryOp(ast.Not(), n.keywords[i].value)
 
     return edit
@@ -237,22 +244,23 @@ def _calls(node: ast.Call, short: str) -> Iterator[tuple]:
 def _config(
     node: ast.Subscript, keys: dict[str, list[str]], short: str, vocabulary: Vocabulary
 ) -> Iterator[tuple]:
-    key = node.slice.value
+    key = node.slice.value  # type: ignore[attr-defined]  # a str constant (``edits`` checks)
+    name = node.value.id  # type: ignore[attr-defined]  # a Name (``edits`` checks)
     if key in vocabulary.literals:
         literal = vocabulary.literals[key]
         said = f"{vocabulary.source}'s {literal!r}" if vocabulary.source else f"{literal!r}"
         yield "config", f"{short} -> {said}", lambda n, r: r(ast.Constant(literal))
     for other in vocabulary.crossed.get(key, ()):
-        if other in keys.get(node.value.id, []):
+        if other in keys.get(name, []):
 
-            def edit(n: ast.AST, _, other: str = other) -> None:
+            def edit(n: Any, _, other: str = other) -> None:
                 n.slice = ast.Constant(other)
 
-            yield "config", f"{short} -> {node.value.id}[{other!r}]", edit
+            yield "config", f"{short} -> {name}[{other!r}]", edit
 
 
 def _swap_statements(i: int, name: str):
-    def edit(n: ast.AST, _) -> None:
+    def edit(n: Any, _) -> None:
         body = getattr(n, name)
         body[i], body[i + 1] = body[i + 1], body[i]
 
@@ -282,23 +290,27 @@ def _written(stmt: ast.stmt) -> set[tuple[str, ...]]:
     if isinstance(stmt, ast.Expr):
         call = stmt.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-            return {_path(call.func.value)} - {None}
+            return _paths([call.func.value])
         return set()
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    # past an Expr and an Assign, one of the other SIMPLE statements: one target
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]  # type: ignore[attr-defined]
     flat = [e for t in targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
-    return {_path(t) for t in flat} - {None}
+    return _paths(flat)
 
 
 def _read(stmt: ast.stmt) -> set[tuple[str, ...]]:
     """The longest names and attribute chains a statement loads (a method: its receiver)."""
     inner = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Attribute)}
-    out = set()
-    for n in ast.walk(stmt):
-        if isinstance(n, ast.Name | ast.Attribute) and id(n) not in inner:
-            out.add(_path(n))
+    loaded = [
+        n for n in ast.walk(stmt) if isinstance(n, ast.Name | ast.Attribute) and id(n) not in inner
+    ]
     calls = [n.func for n in ast.walk(stmt) if isinstance(n, ast.Call)]
-    out |= {_path(f.value) for f in calls if isinstance(f, ast.Attribute)}
-    return out - {None}
+    return _paths(loaded + [f.value for f in calls if isinstance(f, ast.Attribute)])
+
+
+def _paths(nodes: list[ast.expr]) -> set[tuple[str, ...]]:
+    """The paths (``_path``) of those of ``nodes`` that have one."""
+    return {p for n in nodes if (p := _path(n)) is not None}
 
 
 def _overlap(a: set[tuple[str, ...]], b: set[tuple[str, ...]]) -> bool:
@@ -330,7 +342,7 @@ def _order(node: ast.AST, frozen_ids: set[int]) -> Iterator[tuple]:
 
 
 def _swap_dict(i: int):
-    def edit(n: ast.AST, _) -> None:
+    def edit(n: Any, _) -> None:
         n.values[i], n.values[i + 1] = n.values[i + 1], n.values[i]
 
     return edit

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from grader.authoring.corpus import CorpusCase, corpus_cases, problems, unnamed
 from grader.authoring.mutants import Mutant
-from grader.authoring.mutation import Verdict, file_jobs, pack_settings, run_rounds
+from grader.authoring.mutation import Job, Verdict, file_jobs, pack_settings, run_rounds
 from grader.shared.packs import Exercise, Pack
 
 TODO = "TODO(pack)"
@@ -165,21 +165,23 @@ def _first_line(text: str, limit: int = 140) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
-def _declared(pack: Pack, key: str, name: str) -> tuple[Path | None, Step | None]:
+def _declared(pack: Pack, key: str, name: str) -> Path | Step:
+    """The pack's folder ``key``; the step ``name`` failed if it declares none or it is not
+    there."""
     folder = pack.path(key)
     if folder is None:
-        return None, Step(name, FAIL, f"the pack declares no {key} folder ({key} = ... in [pack])")
+        return Step(name, FAIL, f"the pack declares no {key} folder ({key} = ... in [pack])")
     if not folder.is_dir():
-        return None, Step(name, FAIL, f"{_shown(folder)}: no such folder ({key} in pack.toml)")
-    return folder, None
+        return Step(name, FAIL, f"{_shown(folder)}: no such folder ({key} in pack.toml)")
+    return folder
 
 
 def solution(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step:
     from grader.pipeline import SubmissionError
 
-    folder, refused = _declared(pack, "solution", "solution")
-    if refused:
-        return refused
+    folder = _declared(pack, "solution", "solution")
+    if isinstance(folder, Step):
+        return folder
     try:
         result = _grade(folder, [e.id for e in exercises], settings, _shown(folder))
     except SubmissionError as exc:
@@ -201,9 +203,9 @@ def stubs(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step
     from grader.pipeline import SubmissionError
     from grader.result.common import is_not_done
 
-    folder, refused = _declared(pack, "stubs", "stubs")
-    if refused:
-        return refused
+    folder = _declared(pack, "stubs", "stubs")
+    if isinstance(folder, Step):
+        return folder
     try:
         result = _grade(folder, [e.id for e in exercises], settings, _shown(folder))
     except SubmissionError as exc:
@@ -232,9 +234,9 @@ def stubs(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step
 
 
 def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step:
-    folder, refused = _declared(pack, "corpus", "corpus")
-    if refused:
-        return refused
+    folder = _declared(pack, "corpus", "corpus")
+    if isinstance(folder, Step):
+        return folder
     from grader.authoring.pastes import PasteBox
     from grader.authoring.reproduced import near_noise, snippet_problems
 
@@ -312,7 +314,8 @@ def mutation(
     settings: Settings,
 ) -> tuple[Step, list[Verdict]]:
     vocabulary, skip = pack_settings(pack)
-    jobs, originals = [], []
+    jobs: list[Job] = []
+    originals: list[Job] = []
     for ex in exercises:
         path = solution_file(pack, ex)
         if path is None:
@@ -382,9 +385,9 @@ def prove(
         for name in ("solution", "stubs", "corpus", "mutants"):
             record(Step(name, SKIP, f"not run: fill in the {TODO} places first"), time.monotonic())
         return proof
-    for step in (solution, stubs, corpus):
+    for run_step in (solution, stubs, corpus):
         began = time.monotonic()
-        record(step(pack, exercises, settings), began)
+        record(run_step(pack, exercises, settings), began)
     began = time.monotonic()
     if mutants <= 0:
         record(Step("mutants", SKIP, "not run (--mutants 0)"), began)

@@ -174,43 +174,30 @@ def _relative(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target, start)).as_posix()
 
 
-def write(
-    folder: Path,
-    exercise_id: str,
-    title: str,
-    filename: str | None = None,
-    function: str | None = None,
-    points: float = 10.0,
-    simple: bool = False,
-) -> Written:
-    """Write the scaffold of an exercise in the pack at ``folder`` (created when it holds no
-    pack.toml: a new pack whose folders lie beside it); with ``simple``, its check in the
-    declarative form (``same_as_reference``) and its probe table ``answer_probes``. Nothing is
-    overwritten: a file that exists already is a ``ScaffoldError`` before anything is
-    written."""
-    folder = folder.resolve()
-    new_pack = not (folder / FILE).is_file()
+def _existing_pack(folder: Path, exercise_id: str) -> Pack | None:
+    """The pack at ``folder`` (None for a new one), refused if it has the exercise already."""
     package = folder.name
     if not package.isidentifier() or keyword.iskeyword(package):
         raise ScaffoldError(
             f"{folder}: a pack's folder is a Python package: its name must be one "
             f"(letters, digits, _), e.g. {DEFAULT_PACK}"
         )
-    pack = None
-    if not new_pack:
-        try:
-            pack = read_pack(folder)
-        except PackError as exc:
-            raise ScaffoldError(str(exc)) from None
-        if any(e.id == exercise_id for e in pack.exercises):
-            raise ScaffoldError(f"the pack {pack.name} already has an exercise {exercise_id!r}")
-    n = names_for(exercise_id, title, package, filename, function, points)
-    if pack is not None and any(e.filename == n.filename for e in pack.exercises):
-        raise ScaffoldError(f"the pack {pack.name} already has an exercise in {n.filename}")
+    if not (folder / FILE).is_file():
+        return None
+    try:
+        pack = read_pack(folder)
+    except PackError as exc:
+        raise ScaffoldError(str(exc)) from None
+    if any(e.id == exercise_id for e in pack.exercises):
+        raise ScaffoldError(f"the pack {pack.name} already has an exercise {exercise_id!r}")
+    return pack
 
+
+def _pack_paths(folder: Path, pack: Pack | None) -> dict[str, Path]:
+    """The pack's folders (those of a new pack for None); a ScaffoldError if one is missing."""
     paths = (
         {k: (folder / v).resolve() for k, v in NEW_PACK_PATHS.items()}
-        if new_pack
+        if pack is None
         else dict(pack.paths)
     )
     missing = [k for k in ("stubs", "solution", "corpus") if k not in paths]
@@ -220,11 +207,14 @@ def write(
             + ", ".join(f'{k} = "..."' for k in missing)
             + " to its [pack] table"
         )
-    probes_module, probes_file = _probes_module(pack, package, folder)
-    checks_module = f"{package}.checks.{n.module}"
-    corpus = paths["corpus"] / n.module
-    test_file = paths["corpus"].parent / f"test_{n.module}.py"
-    pack_name = package.replace("_", "-") if new_pack else pack.name
+    return paths
+
+
+def _values(
+    n: Names, folder: Path, pack: Pack | None, probes_module: str, test_file: Path, simple: bool
+) -> dict[str, str]:
+    """What the templates are filled with."""
+    pack_name = folder.name.replace("_", "-") if pack is None else pack.name
     values = {
         "id": n.id,
         "id_literal": json.dumps(n.id),
@@ -244,13 +234,40 @@ def write(
         "pack_title_literal": json.dumps(f"The exercises of {pack_name}"),
         "probes_module": probes_module,
         "probes_literal": json.dumps(probes_module),
-        "checks_module": checks_module,
+        "checks_module": f"{folder.name}.checks.{n.module}",
         "pack_from_test": json.dumps(_relative(folder, test_file.parent)),
         **{key: value for key, value in NEW_PACK_PATHS.items()},
     }
     values["check_name"] = fill(CHECK_NAME, values)
-    values["probe_helper"] = helper = "answer_probes" if simple else "plain"
-    checks_text, probe_text = (SIMPLE_CHECKS, SIMPLE_PROBE) if simple else (CHECKS, PROBE)
+    values["probe_helper"] = "answer_probes" if simple else "plain"
+    return values
+
+
+def write(
+    folder: Path,
+    exercise_id: str,
+    title: str,
+    filename: str | None = None,
+    function: str | None = None,
+    points: float = 10.0,
+    simple: bool = False,
+) -> Written:
+    """Write the scaffold of an exercise in the pack at ``folder`` (created when it holds no
+    pack.toml: a new pack whose folders lie beside it); with ``simple``, its check in the
+    declarative form (``same_as_reference``) and its probe table ``answer_probes``. Nothing is
+    overwritten: a file that exists already is a ``ScaffoldError`` before anything is
+    written."""
+    folder = folder.resolve()
+    pack = _existing_pack(folder, exercise_id)
+    n = names_for(exercise_id, title, folder.name, filename, function, points)
+    if pack is not None and any(e.filename == n.filename for e in pack.exercises):
+        raise ScaffoldError(f"the pack {pack.name} already has an exercise in {n.filename}")
+    paths = _pack_paths(folder, pack)
+    probes_module, probes_file = _probes_module(pack, folder.name, folder)
+    corpus = paths["corpus"] / n.module
+    test_file = paths["corpus"].parent / f"test_{n.module}.py"
+    values = _values(n, folder, pack, probes_module, test_file, simple)
+    checks_text = SIMPLE_CHECKS if simple else CHECKS
 
     files: list[tuple[Path, str, str]] = [  # (path, text, what it is)
         (paths["stubs"] / n.filename, fill(STUB, values), "the stub students get"),
@@ -264,10 +281,12 @@ def write(
     if taken:
         raise ScaffoldError(f"{taken[0]} exists already: nothing was written")
 
-    done = Written(folder, new_pack)
+    done = Written(folder, pack is None)
     folder.mkdir(parents=True, exist_ok=True)
-    if new_pack:
-        _create(folder / "__init__.py", f'"""The exercise pack {pack_name}."""\n', done, "")
+    if pack is None:
+        _create(
+            folder / "__init__.py", f'"""The exercise pack {values["pack_name"]}."""\n', done, ""
+        )
     if not (folder / "checks" / "__init__.py").exists():
         (folder / "checks").mkdir(exist_ok=True)
         _create(
@@ -278,7 +297,20 @@ def write(
         )
     for path, text, what in files:
         _create(path, text, done, what)
-    # The probe: appended to the pack's probes module (made if there is none).
+    _write_probe(probes_file, pack, values, SIMPLE_PROBE if simple else PROBE, done)
+    _write_exercise_table(folder, pack is None, values, done)
+    try:
+        read_pack(folder)
+    except PackError as exc:  # what we wrote must read: a bug of ours if not
+        raise AssertionError(f"the scaffold's pack.toml does not read: {exc}") from None
+    return done
+
+
+def _write_probe(
+    probes_file: Path, pack: Pack | None, values: dict[str, str], probe_text: str, done: Written
+) -> None:
+    """The probe: appended to the pack's probes module (made if there is none)."""
+    helper, probes_module = values["probe_helper"], values["probes_module"]
     if probes_file.exists():
         current = probes_file.read_text(encoding="utf-8")
         face = r"^from grader\.pack\.worker import"
@@ -305,7 +337,12 @@ def write(
                 f"add {probes_module!r} to the worker list of {FILE}, so that every worker "
                 "has it loaded"
             )
-    # The [[exercise]] table.
+
+
+def _write_exercise_table(
+    folder: Path, new_pack: bool, values: dict[str, str], done: Written
+) -> None:
+    """The exercise's [[exercise]] table: appended to pack.toml, or a new pack.toml."""
     toml = folder / FILE
     head = (
         fill(PACK_HEAD, values)
@@ -321,11 +358,6 @@ def write(
             else "its [[exercise]] table, appended",
         )
     )
-    try:
-        read_pack(folder)
-    except PackError as exc:  # what we wrote must read: a bug of ours if not
-        raise AssertionError(f"the scaffold's pack.toml does not read: {exc}") from None
-    return done
 
 
 def _create(path: Path, text: str, done: Written, what: str) -> None:

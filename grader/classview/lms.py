@@ -162,6 +162,7 @@ def _value(grades: ClassGrades, graded: Graded | None, item: str | None, options
         return 0.0 if options.zero_missing else None
     if graded.status == "error":
         return None
+    out_of: float | None
     if item is None:
         score, out_of = graded.score, graded.max_score or grades.max_total
     else:
@@ -182,18 +183,13 @@ def _points_possible(grades: ClassGrades, item: str | None, options: Options) ->
     return "" if out_of is None else ("100" if options.percent else number(out_of))
 
 
-def render(
-    grades: ClassGrades, roster: Roster, matched: Match, options: Options
-) -> tuple[str, int, list[tuple[Student, str]]]:
-    """The file the LMS imports (``options.format``), students in roster order; how many
-    students it has a row for; and the students left out of an LMS file, each with why
-    (``unusable_identifier``)."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    items = _items(grades, options)
+def _chosen(
+    roster: Roster, matched: Match, options: Options
+) -> tuple[list[tuple[Student, str | None]], list[tuple[Student, str]]]:
+    """The students given a row, each with their submission's name (None for none), in
+    roster order; and the students an LMS file refuses, each with why."""
     submission_of = {s.identifier: name for name, s in matched.whose.items()}
     absent = {s.identifier for s in matched.no_submission}
-    ambiguous = {s.identifier for s, _ in matched.ambiguous}
     wanted = [
         (s, submission_of.get(s.identifier))
         for s in roster.students
@@ -209,41 +205,70 @@ def render(
             exported.append((student, name))
         else:
             refused.append((student, why))
-    if options.format == "moodle":
-        id_column = MOODLE_ID_COLUMNS[options.id_column or "email"]
-        writer.writerow([id_column, *(name for _, name in items)])
-        for student, name in exported:
-            graded = grades.rows.get(name) if name else None
-            values = [_value(grades, graded, item, options) for item, _ in items]
-            writer.writerow([student.identifier, *(_shown(v, MOODLE_NO_GRADE) for v in values)])
-    elif options.format == "canvas":
-        where = CANVAS_STUDENT_COLUMNS.index(CANVAS_ID_COLUMNS[options.id_column or "sis_login_id"])
-        writer.writerow([*CANVAS_STUDENT_COLUMNS, *(name for _, name in items)])
-        writer.writerow(
-            ["Points Possible", "", "", "", "",
-             *(_points_possible(grades, item, options) for item, _ in items)]
-        )  # fmt: skip
-        for student, name in exported:
-            graded = grades.rows.get(name) if name else None
-            who = [shown_name(student.name or student.identifier), "", "", "", ""]
-            who[where] = student.identifier
-            values = [_value(grades, graded, item, options) for item, _ in items]
-            writer.writerow([*who, *(_shown(v) for v in values)])
-    else:
-        ids = [item for item, _ in items if item is not None]
-        total = options.items != "exercises"
-        writer.writerow(["identifier", "name", "submission", *ids,
-                         *(["total", "max_total"] if total else []), "status"])  # fmt: skip
-        for student, name in exported:
-            graded = grades.rows.get(name) if name else None
-            status = graded.status if graded else "missing"
-            own = options
-            if student.identifier in ambiguous:  # not a zero: whose it is is unknown
-                status, own = "ambiguous", replace(options, zero_missing=False)
-            values = [_shown(_value(grades, graded, i, own)) for i in ids]
-            if total:
-                out_of = 100.0 if options.percent else grades.max_total
-                values += [_shown(_value(grades, graded, None, own)), number(out_of)]
-            writer.writerow([shown_name(student.identifier), shown_name(student.name),
-                             cell(name or ""), *values, status])  # fmt: skip
+    return exported, refused
+
+
+Rows = list[tuple[Student, str | None]]
+
+
+def _moodle(writer, grades: ClassGrades, exported: Rows, matched: Match, options: Options) -> None:
+    """Moodle's grade import: the identifier column, then one column per item."""
+    items = _items(grades, options)
+    id_column = MOODLE_ID_COLUMNS[options.id_column or "email"]
+    writer.writerow([id_column, *(name for _, name in items)])
+    for student, name in exported:
+        graded = grades.rows.get(name) if name else None
+        values = [_value(grades, graded, item, options) for item, _ in items]
+        writer.writerow([student.identifier, *(_shown(v, MOODLE_NO_GRADE) for v in values)])
+
+
+def _canvas(writer, grades: ClassGrades, exported: Rows, matched: Match, options: Options) -> None:
+    """Canvas's gradebook import: its student columns, a Points Possible row, the items."""
+    items = _items(grades, options)
+    where = CANVAS_STUDENT_COLUMNS.index(CANVAS_ID_COLUMNS[options.id_column or "sis_login_id"])
+    writer.writerow([*CANVAS_STUDENT_COLUMNS, *(name for _, name in items)])
+    possible = [_points_possible(grades, item, options) for item, _ in items]
+    writer.writerow(["Points Possible", "", "", "", "", *possible])
+    for student, name in exported:
+        graded = grades.rows.get(name) if name else None
+        who = [shown_name(student.name or student.identifier), "", "", "", ""]
+        who[where] = student.identifier
+        values = [_value(grades, graded, item, options) for item, _ in items]
+        writer.writerow([*who, *(_shown(v) for v in values)])
+
+
+def _csv(writer, grades: ClassGrades, exported: Rows, matched: Match, options: Options) -> None:
+    """The plain CSV: every roster student, their submission, items, total and status."""
+    ids = [item for item, _ in _items(grades, options) if item is not None]
+    ambiguous = {s.identifier for s, _ in matched.ambiguous}
+    total = options.items != "exercises"
+    totals = ["total", "max_total"] if total else []
+    writer.writerow(["identifier", "name", "submission", *ids, *totals, "status"])
+    for student, name in exported:
+        graded = grades.rows.get(name) if name else None
+        status = graded.status if graded else "missing"
+        own = options
+        if student.identifier in ambiguous:  # not a zero: whose it is is unknown
+            status, own = "ambiguous", replace(options, zero_missing=False)
+        values = [_shown(_value(grades, graded, i, own)) for i in ids]
+        if total:
+            out_of = 100.0 if options.percent else grades.max_total
+            values += [_shown(_value(grades, graded, None, own)), number(out_of)]
+        who = [shown_name(student.identifier), shown_name(student.name), cell(name or "")]
+        writer.writerow([*who, *values, status])
+
+
+_WRITERS = {"moodle": _moodle, "canvas": _canvas, "csv": _csv}
+
+
+def render(
+    grades: ClassGrades, roster: Roster, matched: Match, options: Options
+) -> tuple[str, int, list[tuple[Student, str]]]:
+    """The file the LMS imports (``options.format``), students in roster order; how many
+    students it has a row for; and the students left out of an LMS file, each with why
+    (``unusable_identifier``)."""
+    buf = io.StringIO()
+    exported, refused = _chosen(roster, matched, options)
+    write = _WRITERS.get(options.format, _csv)
+    write(csv.writer(buf, lineterminator="\n"), grades, exported, matched, options)
     return buf.getvalue(), len(exported), refused

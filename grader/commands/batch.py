@@ -21,6 +21,8 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from grader.commands.options import (
@@ -243,18 +245,40 @@ def summary_line(db) -> tuple[str, int]:
     )
 
 
-def main(argv: list[str]) -> int:
-    args = parser().parse_args(argv)
+def _jobs(args: argparse.Namespace) -> int:
+    """How many submissions to grade at once; a UsageError for a folder argument that is not
+    one."""
     if not args.dir.is_dir():
         raise UsageError(
-            f"{args.dir}: no such folder" if not args.dir.exists()
+            f"{args.dir}: no such folder"
+            if not args.dir.exists()
             else f"{args.dir}: grade batch takes a folder of submissions"
-        )  # fmt: skip
+        )
     jobs = cores() if args.jobs is None else args.jobs
     if jobs < 1:
         raise UsageError("-j must be at least 1")
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"{args.out}: exists and is not a folder")
+    return jobs
+
+
+@contextmanager
+def _trace_log(out: Path) -> Iterator[None]:
+    """The judge processes started inside inherit the batch's trace log."""
+    before = os.environ.get(TRACE_LOG_ENV)
+    os.environ[TRACE_LOG_ENV] = str((out / TRACE_LOG).resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(TRACE_LOG_ENV, None)
+        else:
+            os.environ[TRACE_LOG_ENV] = before
+
+
+def main(argv: list[str]) -> int:
+    args = parser().parse_args(argv)
+    jobs = _jobs(args)
     settings, config_path, seed_source = settings_from(args)
     entries, shard_text, class_names = select_entries(args, config_path)
     if shard_text and seed_source is None:
@@ -295,25 +319,23 @@ def main(argv: list[str]) -> int:
         entry = by_name[outcome.name]
         row, result, shown = outcome_row(outcome)
         row.update(
-            name=entry.name, source=safe_name(entry.path.name), kind=entry.kind,
+            name=entry.name,
+            source=safe_name(entry.path.name),
+            kind=entry.kind,
             content_hash=None if row.pop("retry") else hashes[entry.name],
-            settings_hash=fingerprint if outcome.deadline is None
+            settings_hash=fingerprint
+            if outcome.deadline is None
             else deadline_hash(fingerprint, outcome.deadline),
-        )  # fmt: skip
+        )
         record_safely(ledger, row, result, hide_seed=seed.hidden)
         progress.update(entry.name, row["status"], result["score"], result["max_score"], shown)
 
-    trace_log = os.environ.get(TRACE_LOG_ENV)
-    os.environ[TRACE_LOG_ENV] = str((args.out / TRACE_LOG).resolve())  # judge processes inherit
     try:
-        jobs_list = [Job(e, ledger.scratch / ledger.stem(e.name), settings) for e in todo]
-        run_jobs(jobs_list, jobs, settings.sandbox, record)
+        with _trace_log(args.out):
+            jobs_list = [Job(e, ledger.scratch / ledger.stem(e.name), settings) for e in todo]
+            run_jobs(jobs_list, jobs, settings.sandbox, record)
     finally:
         progress.close()
-        if trace_log is None:
-            os.environ.pop(TRACE_LOG_ENV, None)
-        else:
-            os.environ[TRACE_LOG_ENV] = trace_log
     ledger.prune({e.name for e in entries})
     from grader.analysis.insight import collect_answers
 

@@ -67,8 +67,11 @@ def main(argv: list[str]) -> int:
     size = args.out.stat().st_size
     chosen = set(settings["exercises"])
     total = sum(settings["max_scores"].get(e.id, e.max_score) for e in EXERCISES if e.id in chosen)
-    seed = {"drawn": "a course seed drawn now", "grading.toml": "the seed of grading.toml",
-            "--seed": "the seed given with --seed"}[source]  # fmt: skip
+    seed = {
+        "drawn": "a course seed drawn now",
+        "grading.toml": "the seed of grading.toml",
+        "--seed": "the seed given with --seed",
+    }[source]
     if settings["seed"] == PUBLIC_SEED:
         seed = "the public seed (the examples of a student's own grade)"
     print(

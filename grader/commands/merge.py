@@ -131,10 +131,14 @@ def main(argv: list[str]) -> int:
         db.execute("ATTACH DATABASE ? AS shard", (str(folder / DB_NAME),))
         db.execute("BEGIN")
         db.execute("DELETE FROM wanted")
-        db.executemany("INSERT INTO wanted VALUES (?)", [(n,) for n, (f, _) in owner.items()
-                                                         if f == folder])  # fmt: skip
-        for table, key in (("submissions", "name"), ("exercises", "submission"),
-                           ("checks", "submission")):  # fmt: skip
+        db.executemany(
+            "INSERT INTO wanted VALUES (?)", [(n,) for n, (f, _) in owner.items() if f == folder]
+        )
+        for table, key in (
+            ("submissions", "name"),
+            ("exercises", "submission"),
+            ("checks", "submission"),
+        ):
             db.execute(
                 f"INSERT INTO {table} SELECT * FROM shard.{table} "
                 f"WHERE {key} IN (SELECT name FROM wanted)"

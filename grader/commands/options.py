@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -116,7 +117,7 @@ def add_grading_options(p: argparse.ArgumentParser, seed_help: str | None = None
     )
 
 
-def limit_options(args: argparse.Namespace) -> dict[str, float | int]:
+def limit_options(args: argparse.Namespace) -> dict[str, Any]:
     """The worker limits the options of ``add_grading_options`` set, by ``Limits`` field name
     (only those given: the rest keep ``Limits``' or grading.toml's values)."""
     given = {

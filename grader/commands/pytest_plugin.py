@@ -131,10 +131,11 @@ class GradeSession:
 
             checks = {ex.id: checks_for(ex) for ex in self.exercises}
 
-        new = []
+        new: list[pytest.Item] = []
         notebook = None
         if self.path.suffix == ".ipynb":
             notebook = SubmissionFile.from_parent(session, path=self.path)
+        parent: pytest.Collector
         for ex in self.exercises:
             if notebook is not None:  # work.ipynb::<exercise id>::<check>
                 parent = ExerciseNode.from_parent(notebook, name=ex.id)
@@ -147,7 +148,7 @@ class GradeSession:
         items[:0] = new
         # Tell the reporters (counts, progress) about the items, as a collector would.
         session.ihook.pytest_collectreport(
-            report=pytest.CollectReport(session.nodeid, "passed", None, new)
+            report=pytest.CollectReport(session.nodeid, "passed", None, [*new])
         )
 
     @pytest.hookimpl(trylast=True)
@@ -197,7 +198,7 @@ class CheckItem(pytest.Item):
         result = self.grading.result()
         ex = next((e for e in result.exercises if e.id == self.exercise.id), None)
         check = next((c for c in ex.checks if c.name == self.name), None) if ex else None
-        if check is None:
+        if ex is None or check is None:
             raise CheckFailure(f"the grader did not run this check of exercise {self.exercise.id}")
         self.user_properties += [("points", check.points), ("max_points", check.max_points)]
         if not check.passed:

@@ -35,5 +35,7 @@ def load_exercise(path: str | Path, exercise_id: str) -> ModuleType:
     if exercise_id not in submission.files:
         raise LookupError(f"{path}: no answer to exercise {exercise_id} in it")
     module = load_student_module(exercise_id, submission.files[exercise_id], submission.root)
-    module.__submission__ = submission  # a notebook's extracted file lives as long as the module
+    module.__dict__["__submission__"] = (
+        submission  # a notebook's extracted file lives as long as the module
+    )
     return module

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from grader.editions import text as edition_text
 from grader.editions.leaks import SolutionLeaked
@@ -171,7 +172,7 @@ def distinctive_lines(
     packs = tuple(packs or packs_in_use())
     root = root or project_root()
     shipped = shipment(packs, root)
-    stubs = [p.path("stubs") for p in packs if p.path("stubs")]
+    stubs = [s for p in packs if (s := p.path("stubs"))]
     common = _lines_of(
         [
             *(f for folder in stubs for f in sorted(folder.glob("*.py"))),
@@ -184,7 +185,9 @@ def distinctive_lines(
     found: dict[str, set[str]] = {}
     for pack in packs:
         solution = pack.path("solution")
-        for path in sorted(solution.rglob("*.py")) if solution and solution.is_dir() else []:
+        if solution is None or not solution.is_dir():
+            continue
+        for path in sorted(solution.rglob("*.py")):
             keys = {
                 k
                 for k in _lines_of([path]) - common
@@ -248,7 +251,7 @@ def _copy_stubs(packs: tuple[Pack, ...], target: Path) -> None:
     """Every pack's stubs into ``target`` (one folder: a submission keeps every answer in
     ``exercises/``); two packs may not hand out different files of one name."""
     target.mkdir()
-    for stubs in (pack.path("stubs") for pack in packs):
+    for stubs in (s for pack in packs if (s := pack.path("stubs")) is not None):
         for path in sorted(p for p in stubs.rglob("*") if p.is_file()):
             dest = target / path.relative_to(stubs)
             if IGNORE(str(stubs), list(path.relative_to(stubs).parts)):
@@ -277,15 +280,18 @@ def _copy_pack(pack: Pack, staging: Path, excluded: set[Path]) -> None:
 
 
 def _data_files(folder: Path) -> list[str]:
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()
-                  and p.suffix not in (".py", ".pyc"))  # fmt: skip
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix not in (".py", ".pyc")
+    )
 
 
 def _refuse_places(out: Path, root: Path, shipped: Shipment) -> None:
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} exists and is not empty; choose a new folder")
     target = out.resolve()
-    sources = [root / n for n in PACKAGES]
+    sources: list[Path | None] = [root / n for n in PACKAGES]
     sources += [p.folder for p in shipped.packs] + [p.path("stubs") for p in shipped.packs]
     sources += list(shipped.packages.values())
     if target == root or any(s in (target, *target.parents) for s in sources if s):
@@ -343,9 +349,13 @@ def build_release(
         data = {n: _data_files(staging / n) for n in code if n not in PACKAGES}
         doc = tomlread.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
         pyproject = edition_text.pyproject(
-            doc, packs, code, list(shipped.modules), {n: f for n, f in data.items() if f},
+            doc,
+            packs,
+            code,
+            list(shipped.modules),
+            {n: f for n, f in data.items() if f},
             shipped.requires,
-        )  # fmt: skip
+        )
         (staging / "pyproject.toml").write_text(pyproject, encoding="utf-8")
         readme = edition_text.readme(packs, exercises, TORCH_CPU_INDEX)
         (staging / "README.md").write_text(readme, encoding="utf-8")
@@ -365,11 +375,20 @@ def build_release(
 
 
 def git_init(out: Path, title: str) -> None:
-    run = dict(cwd=out, check=True, capture_output=True)
+    run: dict[str, Any] = dict(cwd=out, check=True, capture_output=True)
     subprocess.run(["git", "init", "-q"], **run)
     subprocess.run(["git", "add", "-A"], **run)
     subprocess.run(
-        ["git", "-c", "user.name=grade release", "-c", "user.email=grade@localhost",
-         "commit", "-q", "-m", f"{title} (student edition)"],
+        [
+            "git",
+            "-c",
+            "user.name=grade release",
+            "-c",
+            "user.email=grade@localhost",
+            "commit",
+            "-q",
+            "-m",
+            f"{title} (student edition)",
+        ],
         **run,
-    )  # fmt: skip
+    )

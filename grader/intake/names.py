@@ -75,7 +75,9 @@ def statement_names(code: ast.Module | ast.stmt) -> Names:
     builder = _Builder()
     for node in body:
         builder.stmt(node)
-    now, later, globals_bound = set(), set(), set()
+    now: set[str] = set()
+    later: set[str] = set()
+    globals_bound: set[str] = set()
     _analyse(builder.module, None, now, later, globals_bound)
     module = builder.module.names
     binds = {n for n, f in module.items() if f & (DEF_LOCAL | DEF_IMPORT)} | builder.walrus
@@ -174,26 +176,9 @@ class _Builder:
     def stmt(self, node: ast.stmt) -> None:
         self.deeper()
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            self.add(node.name, DEF_LOCAL)
-            args = node.args
-            self.exprs(args.defaults + args.kw_defaults + node.decorator_list)
-            generic = self.type_params(node)
-            every = args.posonlyargs + args.args + [args.vararg] + args.kwonlyargs + [args.kwarg]
-            self.exprs([a.annotation for a in every if a is not None] + [node.returns])
-            self.enter("function", now=False)
-            self.params(args)
-            self.stmts(node.body)
-            self.leave(1 + generic)
+            self.function_def(node)
         elif isinstance(node, ast.ClassDef):
-            self.add(node.name, DEF_LOCAL)
-            self.exprs(node.decorator_list)
-            generic = self.type_params(node)
-            self.exprs(node.bases + [k.value for k in node.keywords])
-            self.enter("class", now=self.scope.now)
-            private, self.private = self.private, node.name
-            self.stmts(node.body)
-            self.private = private
-            self.leave(1 + generic)
+            self.class_def(node)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             for alias in node.names:
                 if alias.name != "*":
@@ -201,24 +186,9 @@ class _Builder:
                 elif self.scope.kind != "module":
                     raise SyntaxError("import * only allowed at module level")
         elif isinstance(node, ast.Global | ast.Nonlocal):
-            kind = "global" if isinstance(node, ast.Global) else "nonlocal"
-            for name in node.names:
-                if self.flags(name) & _DECLARED:
-                    raise SyntaxError(f"name {name!r} is used or bound before {kind} declaration")
-                self.add(name, DEF_GLOBAL if kind == "global" else DEF_NONLOCAL)
+            self.declaration(node)
         elif isinstance(node, ast.AnnAssign):
-            target = node.target
-            if isinstance(target, ast.Name):
-                declared = self.flags(target.id) & (DEF_GLOBAL | DEF_NONLOCAL)
-                if declared and node.simple and self.scope is not self.module:
-                    raise SyntaxError(f"annotated name {target.id!r} can't be global or nonlocal")
-                if node.simple:
-                    self.add(target.id, DEF_ANNOT | DEF_LOCAL)
-                if node.value is not None:
-                    self.add(target.id, DEF_LOCAL)
-            else:
-                self.expr(target)
-            self.exprs([node.annotation, node.value])
+            self.ann_assign(node)
         elif isinstance(node, _TRY):  # the symbol table's order: body, else, handlers, finally
             self.stmts(node.body)
             self.stmts(node.orelse)
@@ -229,14 +199,58 @@ class _Builder:
                 self.stmts(handler.body)
             self.stmts(node.finalbody)
         elif type(node).__name__ == "TypeAlias":  # ``type X[T] = ...`` (3.12): value is lazy
-            self.expr(node.name)
+            self.expr(node.name)  # type: ignore[attr-defined]  # ast.TypeAlias is 3.12+
             generic = self.type_params(node)
             self.enter("function", now=False)
-            self.expr(node.value)
+            self.expr(node.value)  # type: ignore[attr-defined]  # ast.TypeAlias is 3.12+
             self.leave(1 + generic)
         else:
             self.children(node)
         self.depth -= 1
+
+    def function_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.add(node.name, DEF_LOCAL)
+        args = node.args
+        self.exprs(args.defaults + args.kw_defaults + node.decorator_list)
+        generic = self.type_params(node)
+        every = args.posonlyargs + args.args + [args.vararg] + args.kwonlyargs + [args.kwarg]
+        self.exprs([a.annotation for a in every if a is not None] + [node.returns])
+        self.enter("function", now=False)
+        self.params(args)
+        self.stmts(node.body)
+        self.leave(1 + generic)
+
+    def class_def(self, node: ast.ClassDef) -> None:
+        self.add(node.name, DEF_LOCAL)
+        self.exprs(node.decorator_list)
+        generic = self.type_params(node)
+        self.exprs(node.bases + [k.value for k in node.keywords])
+        self.enter("class", now=self.scope.now)
+        private, self.private = self.private, node.name
+        self.stmts(node.body)
+        self.private = private
+        self.leave(1 + generic)
+
+    def declaration(self, node: ast.Global | ast.Nonlocal) -> None:
+        kind = "global" if isinstance(node, ast.Global) else "nonlocal"
+        for name in node.names:
+            if self.flags(name) & _DECLARED:
+                raise SyntaxError(f"name {name!r} is used or bound before {kind} declaration")
+            self.add(name, DEF_GLOBAL if kind == "global" else DEF_NONLOCAL)
+
+    def ann_assign(self, node: ast.AnnAssign) -> None:
+        target = node.target
+        if isinstance(target, ast.Name):
+            declared = self.flags(target.id) & (DEF_GLOBAL | DEF_NONLOCAL)
+            if declared and node.simple and self.scope is not self.module:
+                raise SyntaxError(f"annotated name {target.id!r} can't be global or nonlocal")
+            if node.simple:
+                self.add(target.id, DEF_ANNOT | DEF_LOCAL)
+            if node.value is not None:
+                self.add(target.id, DEF_LOCAL)
+        else:
+            self.expr(target)
+        self.exprs([node.annotation, node.value])
 
     def params(self, args: ast.arguments) -> None:
         for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:

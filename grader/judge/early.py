@@ -4,9 +4,10 @@ A cold ``grade`` spends its first second importing torch, in the judge and (at t
 in the fork server. Asking the fork server for the submission's workers from a thread, before
 the judge's own import begins, lets their start and the import of the student's files happen
 during that second instead of after it. Nothing here imports torch: the thread only talks to
-the fork server (or spawns interpreters), and hands the workers to ``grader.judge.engine.grade``,
-which may then fork judge processes: only once the thread has ended (``take`` waits until the
-kernel no longer lists it, which on Python before 3.13 is a moment after ``join`` returns).
+the fork server (or spawns interpreters), and hands the workers to
+``grader.judge.engine.grade_request``, which may then fork judge processes: only once the
+thread has ended (``take`` waits until the kernel no longer lists it, which on Python before
+3.13 is a moment after ``join`` returns).
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ import torch
 from grader.intake.submission import Submission
 from grader.judge import parallel, snippets
 from grader.judge.early import EarlyWorkers
-from grader.judge.launch.handle import Starter, StudentError, WorkerHandle, WorkerLost
-from grader.judge.launch.starter import default_starter
+from grader.judge.launch.handle import StudentError, WorkerHandle, WorkerLost
 from grader.judge.properties import explain_student_error, run_check
 from grader.judge.request import Request
 from grader.judge.resilience import keeps_going
@@ -31,9 +30,14 @@ from grader.judge.scoring import (
     unrun_checks,
     unrun_exercise,
 )
-from grader.judge.seeds import PUBLIC_SEED, Seed
 from grader.protocol.limits import Limits
-from grader.result.schema import WORKER_NOT_STARTED, CheckResult, ExerciseResult, GradeResult
+from grader.result.schema import (
+    WORKER_NOT_STARTED,
+    CheckResult,
+    ExerciseResult,
+    GradeResult,
+    Status,
+)
 from grader.shared import timing
 from grader.shared.registry import Exercise
 from grader.shared.version import __version__
@@ -103,7 +107,7 @@ def grade_exercise(
 
     timing.add("student_import", time.monotonic() - began)
     results: list[CheckResult] = []
-    status = "failed"
+    status: Status = "failed"
     lost_at: CheckResult | None = None
     deadline = time.monotonic() + limits.exercise_budget_s
     for i, check in enumerate(checks):
@@ -134,38 +138,6 @@ def grade_exercise(
     return finish_exercise(exercise, status, results, scale)
 
 
-def grade(
-    submission: Submission,
-    exercise_ids: list[str] | None = None,
-    seed: int = PUBLIC_SEED,
-    max_examples: int | None = None,
-    limits: Limits | None = None,
-    start: Starter | None = None,
-    max_scores: Mapping[str, float] | None = None,
-    check_points: Mapping[str, Mapping[str, float]] | None = None,
-    processes: int | None = None,
-    early: EarlyWorkers | None = None,
-    scratch_in: Path | None = None,
-    progress: Callable[..., None] | None = None,
-) -> GradeResult:
-    """``grade_request`` with the request's fields as arguments (for the seed, its value), for
-    this process's course."""
-    source = "public" if seed == PUBLIC_SEED else "--seed"
-    request = Request(
-        Seed(seed, source),
-        exercise_ids,
-        max_examples,
-        limits,
-        max_scores,
-        check_points,
-        processes,
-        start,
-        scratch_in,
-        progress=progress,
-    )
-    return grade_request(submission, request, early)
-
-
 def grade_request(
     submission: Submission, request: Request, early: EarlyWorkers | None = None
 ) -> GradeResult:
@@ -182,8 +154,9 @@ def grade_request(
     each exercise begun (``"exercise"``, its id) and finished (``"done"``, its result), and each
     check begun and its result (``grade_exercise``); it must not raise.
     """
-    course = request.the_course()
-    start = request.start or default_starter()
+    course, start = request.the_course(), request.start
+    if start is None:  # the pipeline chooses the starter (``grader.pipeline.resolve``)
+        raise ValueError("grade_request takes a resolved Request: grade through grader.pipeline")
     began = time.monotonic()
     max_scores = request.max_scores or {}
     exercises = [
@@ -192,12 +165,10 @@ def grade_request(
     ]
     processes = request.processes or parallel.processes()
     jobs = sum(ex.id in submission.files for ex in exercises)
-    request = dataclasses.replace(  # as this grade runs it: every field a value
+    request = dataclasses.replace(  # each worker's share of the cores, for this submission
         request,
         limits=parallel.worker_limits(request.limits or Limits(), jobs, processes),
-        check_points=request.check_points or {},
         processes=processes,
-        course=course,
     )
     limits = request.limits
     assert limits is not None
@@ -333,11 +304,12 @@ def _forked(
     limits, check_points = request.limits, request.check_points or {}
     assert limits is not None
     names = {f"group{i}": group for i, group in enumerate(groups)}
+
+    def job(group: list[str]) -> Callable[[], list[ExerciseResult]]:
+        return lambda: list(_serial(one, [chosen[e] for e in group]).values())
+
     done = parallel.run_forked(
-        {
-            name: lambda group=group: list(_serial(one, [chosen[e] for e in group]).values())
-            for name, group in names.items()
-        },
+        {name: job(group) for name, group in names.items()},
         {
             name: tuple(fd for e in group for fd in workers[e].fds())
             for name, group in names.items()

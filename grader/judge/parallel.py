@@ -32,7 +32,7 @@ from dataclasses import asdict, replace
 from grader.judge import replay
 from grader.judge.scoring import check_named
 from grader.protocol.limits import Limits
-from grader.result.schema import GRADER_FAILED, CheckResult, ExerciseResult
+from grader.result.schema import GRADER_FAILED, CheckResult, ExerciseResult, Status
 from grader.shared import timing
 
 GRACE_S = 30.0  # beyond an exercise's own budgets, before the parent gives up on a child
@@ -142,7 +142,7 @@ def run_forked(
     keep_fds: dict[str, tuple[int, ...]],
     members: dict[str, list[str]],
     deadline_s: float,
-    failed: Callable[[str, str, str], ExerciseResult],
+    failed: Callable[[str, Status, str], ExerciseResult],
 ) -> dict[str, ExerciseResult]:
     """Run each job (a group's name -> a function grading its exercises) in a forked child.
 
@@ -154,6 +154,16 @@ def run_forked(
     """
     if (threads := threads_here()) > 1:  # the caller asks ``alone()`` first
         raise RuntimeError(f"judge processes are not forked from a process of {threads} threads")
+    readers, pids = _fork_all(jobs, keep_fds)
+    chunks, timed_out = _read_all(readers, pids, deadline_s)
+    return _collected(chunks, timed_out, members, deadline_s, failed)
+
+
+def _fork_all(
+    jobs: dict[str, Callable[[], list[ExerciseResult]]], keep_fds: dict[str, tuple[int, ...]]
+) -> tuple[dict[int, str], dict[str, int]]:
+    """A child forked per job: the pipe each writes its results to (read end -> group), and
+    each group's pid."""
     all_fds = {fd for fds in keep_fds.values() for fd in fds}
     readers: dict[int, str] = {}
     pids: dict[str, int] = {}
@@ -173,8 +183,15 @@ def run_forked(
         os.close(w)
         readers[r] = ex_id
         pids[ex_id] = pid
+    return readers, pids
 
-    chunks: dict[str, list[bytes]] = {ex_id: [] for ex_id in jobs}
+
+def _read_all(
+    readers: dict[int, str], pids: dict[str, int], deadline_s: float
+) -> tuple[dict[str, list[bytes]], set[str]]:
+    """What each child wrote until it ended or ``deadline_s`` passed; the groups whose
+    children overran (killed). Every child is reaped."""
+    chunks: dict[str, list[bytes]] = {ex_id: [] for ex_id in pids}
     timed_out: set[str] = set()
     end = time.monotonic() + deadline_s
     try:
@@ -204,9 +221,19 @@ def run_forked(
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+    return chunks, timed_out
 
+
+def _collected(
+    chunks: dict[str, list[bytes]],
+    timed_out: set[str],
+    members: dict[str, list[str]],
+    deadline_s: float,
+    failed: Callable[[str, Status, str], ExerciseResult],
+) -> dict[str, ExerciseResult]:
+    """Each exercise's result: its child's, or a timeout or grader failure for it."""
     results: dict[str, ExerciseResult] = {}
-    for group in jobs:
+    for group in chunks:
         outcome = (
             f"the grader gave up on this exercise after {deadline_s:g} s"
             if group in timed_out

@@ -284,7 +284,7 @@ def _property(
         phases=[Phase.explicit, Phase.generate, Phase.shrink],
     )(hypothesis_seed(check_seed(seed, exercise_id, check.name))(given(check.strategy)(prop)))
     # No example database: the key hypothesis would hash from the test's source is never used.
-    prop._hypothesis_internal_database_key = None
+    prop._hypothesis_internal_database_key = None  # type: ignore[attr-defined]  # hypothesis reads it
     return prop
 
 

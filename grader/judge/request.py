@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.judge.seeds import Seed
 from grader.protocol.limits import Limits
 from grader.shared.course import Course, current
+
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Starter
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class Request:
     max_scores: Mapping[str, float] | None = None
     check_points: Mapping[str, Mapping[str, float]] | None = None
     processes: int | None = None  # judge processes for the exercises (a batch's judge: 1)
-    start: object | None = None  # a worker starter (grader.judge.launch); None: the default
+    start: Starter | None = None  # how workers start (grader.judge.launch); None: the default
     scratch_in: Path | None = None  # where the workers' folders go (default: the temp folder)
     overlap: bool = False  # start the workers while torch is imported (``grade``'s cold start)
     # told each step of the judging, ``progress(kind, **record)`` (``grader.judge.engine``):

@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-PUBLIC_SEED = 20241  # the judge's default (engine.grade); here without torch
+PUBLIC_SEED = 20241  # the default seed (the pipeline's front ends); here without torch
 MAX_SEED = 2**63 - 1
 ENV_VAR = "GRADE_SEED"
 DRAWN_BELOW = 2**32  # drawn seeds: 0 <= seed < 2**32 (and never the public one)

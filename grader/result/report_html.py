@@ -120,8 +120,10 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         problem=None if problem is None else _clipped(parse_message(problem)),
         not_done=None if unfinished is None else visible(clip(unfinished[0])),
     )
-    causes = {d["key"]: CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
-              for d in (ex.diagnosis if problem is None else [])}  # fmt: skip
+    causes = {
+        d["key"]: CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
+        for d in (ex.diagnosis if problem is None else [])
+    }
     view.causes = list(causes.values())
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)

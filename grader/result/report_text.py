@@ -153,9 +153,13 @@ class _Style:
             lead = pad + (first if i == 0 else " " * len(first))
             rest = pad + " " * len(first)
             out += textwrap.wrap(
-                para, self.width, initial_indent=lead, subsequent_indent=rest,
-                break_on_hyphens=False, break_long_words=True,
-            ) or [lead.rstrip()]  # fmt: skip
+                para,
+                self.width,
+                initial_indent=lead,
+                subsequent_indent=rest,
+                break_on_hyphens=False,
+                break_long_words=True,
+            ) or [lead.rstrip()]
         return out
 
 

@@ -139,6 +139,7 @@ class ForkServer:
     def _end_template(self, kill_now: bool, timeout: float = 5.0) -> None:
         """As the template's parent: kill it now, or once it has not exited within ``timeout``
         seconds, and wait for it."""
+        assert self._process is not None  # only the template's parent ends it
         if kill_now:
             self._process.kill()
         try:
@@ -199,8 +200,9 @@ class ForkServer:
                 if not data:
                     raise ServerFailed("the fork server exited")
                 return json.loads(data), fds
-            if self._is_parent() and self._process.poll() is not None:
-                raise ServerFailed(f"the fork server exited with status {self._process.poll()}")
+            process = self._process
+            if self._is_parent() and process is not None and process.poll() is not None:
+                raise ServerFailed(f"the fork server exited with status {process.poll()}")
             if time.monotonic() > deadline:
                 raise ServerFailed(f"the fork server did not answer within {timeout:g} s")
 
@@ -260,6 +262,8 @@ class ForkServer:
         try:
             with self._lock:
                 self._hello("ready")
+                if self._sock is None:  # closed by another thread meanwhile
+                    raise ServerFailed("the fork server is closed")
                 socket.send_fds(self._sock, [json.dumps(job).encode()], [out_fd])
                 reply, fds = self._receive(REPLY_TIMEOUT_S)
         except (ServerFailed, OSError) as exc:

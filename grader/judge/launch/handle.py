@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from grader.judge.launch.reader import ReplyReader
 from grader.protocol import wire
@@ -36,7 +36,7 @@ class WorkerLost(BaseException):  # noqa: N818 - it is an event, not an error of
     """The worker can no longer answer: ``status`` is ``"timeout"`` or ``"error"``; ``ours``:
     it was lost before it began to import the student's file, so the grader is to blame."""
 
-    def __init__(self, status: str, reason: str, ours: bool = False):
+    def __init__(self, status: Literal["timeout", "error"], reason: str, ours: bool = False):
         super().__init__(reason)
         self.status = status
         self.reason = reason

@@ -7,8 +7,6 @@ runners set a step output ``result`` to the base64 of ``{"version": 1, "status",
 "tests": [...]}`` and the reporter sums the tests' scores against ``max_score``.
 """
 
-from __future__ import annotations
-
 import base64
 import html
 import json
@@ -84,8 +82,9 @@ def annotations(result: GradeResult, root: Path | None = None) -> list[str]:
             file, line = _location(root, ex, ex.checks[0])
             title = f"{ex.id} {ex.title}: {status_label(ex)}"
             text = parse_message(problem).text
-            out.append(command("error", clip(text, ANNOTATION_LIMIT), file=file, line=line,
-                               title=title))  # fmt: skip
+            out.append(
+                command("error", clip(text, ANNOTATION_LIMIT), file=file, line=line, title=title)
+            )
             continue
         for check in ex.checks:
             if check.passed or is_unrun(check):
@@ -178,8 +177,13 @@ def summary_markdown(result: GradeResult) -> str:
         )
     failed = [(ex, c) for ex in result.exercises for c in ex.checks if not c.passed]
     if failed:
-        lines += ["", "#### What failed", "", "| Exercise | Check | Points | Why |",
-                  "| :-- | :-- | --: | :-- |"]  # fmt: skip
+        lines += [
+            "",
+            "#### What failed",
+            "",
+            "| Exercise | Check | Points | Why |",
+            "| :-- | :-- | --: | :-- |",
+        ]
         for ex in result.exercises:
             problem = shared_problem(ex)
             if problem is not None:  # one reason for every check: one row

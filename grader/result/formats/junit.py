@@ -64,8 +64,11 @@ def tree(result: GradeResult, root: Path | None = None) -> ET.Element:
             time="0",
         )
         props = ET.SubElement(suite, "properties")
-        for name, value in (("score", points(ex.score)), ("max_score", points(ex.max_score)),
-                            ("status", ex.status)):  # fmt: skip
+        for name, value in (
+            ("score", points(ex.score)),
+            ("max_score", points(ex.max_score)),
+            ("status", ex.status),
+        ):
             ET.SubElement(props, "property", name=name, value=value)
         source = read_source(root, ex.id)
         classname = "exercises." + BY_ID[ex.id].filename.removesuffix(".py")
