@@ -80,7 +80,7 @@ def start_spawn(
         output_path,
         limits,
         process=process,
-        killer=None if posix else _in_a_job(process, limits),
+        killer=_in_a_job(process, limits) if sys.platform == "win32" else None,
         reader=handle.ReplyReader(rep_r) if reader_thread else None,
     )
 
