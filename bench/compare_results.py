@@ -34,7 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("reference", type=Path, help="grade --json's result on the reference")
     parser.add_argument("other", type=Path, help="the same command's result elsewhere")
     args = parser.parse_args(argv)
-    reference, other = (json.loads(p.read_text(encoding="utf-8")) for p in (args.reference, args.other))
+    reference, other = (
+        json.loads(p.read_text(encoding="utf-8")) for p in (args.reference, args.other)
+    )
     wrong, words = compare(reference, other, args.other.name)
     for line in words:
         print(f"note: words differ (not a verdict): {line}")
