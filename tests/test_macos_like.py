@@ -1,7 +1,9 @@
 """The grader on a macOS-like Python on Linux (``tests/macos_like.py``: ``sys.platform`` is
 ``darwin``, no ``/proc``, none of Linux's own calls, ``ru_maxrss`` in bytes), every process it
 starts included: no fork server, no Landlock, workers started as fresh interpreters, memory
-bounded by the worker's own watch. The verdicts are Linux's (issue 54, DESIGN §5.14).
+bounded by the worker's own watch. The verdicts are Linux's (issue 54, DESIGN §5.14): of
+``grade`` on the solution (60/60) and the bundled example, and of ``grade batch``; and
+``grade --watch`` grades a save again and ends at the end of its input.
 """
 
 from __future__ import annotations
@@ -10,15 +12,17 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 from macos_like import build
-from support import ROOT, grade_cli
+from support import CORPUS, ROOT, grade_cli, make_submission
 
 sys.path.insert(0, str(ROOT / "bench"))
 
 from compat_compare import verdicts  # noqa: E402
+from windows_check import Lines  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="simulates macOS on Linux, where /proc is"
@@ -167,3 +171,39 @@ def test_grade_batch_grades_each_as_grade_does(macos_python, macos_graded, tmp_p
     assert found["alice"]["score"] == 60
     for name, path in zip(("alice", "bob"), GRADED, strict=True):
         assert verdicts(found[name]) == verdicts(macos_graded(path)[2])
+
+
+@pytest.mark.slow
+def test_grade_watch_grades_a_save_again_and_ends_with_its_input(macos_python, tmp_path):
+    submission = make_submission(tmp_path / "watched")
+    proc = subprocess.Popen(
+        [str(macos_python), "-m", "grader", str(submission), "-e", "4.1", "--watch"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines, seen = Lines(proc), threading.Event()
+
+    def save_until_seen() -> None:  # the watcher process may not watch yet at the first save
+        wrong = CORPUS / "ex4_1" / "wrong_forgets_biases.py"
+        while True:
+            shutil.copyfile(wrong, submission / "exercises" / "ex4_1_parameter_counts.py")
+            if seen.wait(2):
+                return
+
+    try:
+        first = lines.wait_for("Watching", timeout=WAIT_S)
+        threading.Thread(target=save_until_seen, daemon=True).start()
+        again = lines.wait_for("Graded again: 4.1", first, timeout=WAIT_S)
+        seen.set()
+        proc.stdin.close()  # the end of its input ends the watch
+        assert proc.wait(timeout=WAIT_S) == 0, proc.stderr.read()[-3000:]
+    finally:
+        seen.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    regraded = [x for x in lines.seen[first:again] if x.strip().startswith("4.1")]
+    assert regraded and "failed" in regraded[0]
