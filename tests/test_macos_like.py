@@ -104,6 +104,14 @@ def test_the_interpreter_looks_like_macos_even_isolated(macos_python):
     ]
 
 
+@pytest.mark.slow
+def test_the_platform_tests_pass_on_it(macos_python):
+    """What the GitHub Actions workflow runs on macOS (.github/workflows/platforms.yml)."""
+    done = run(macos_python, "-m", "pytest", "-q", "-n", "0", "tests/test_platforms.py")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout.splitlines()[-1]
+
+
 GRADED = ("tests/submissions/solution", "examples/submission")
 
 
