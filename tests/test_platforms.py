@@ -119,6 +119,7 @@ print("not stopped")
 """
 
 
+@pytest.mark.skipif(os.name == "nt", reason="no 'resource' module on Windows")
 def test_the_memory_watch_ends_a_worker_past_its_allowance():
     """What bounds memory where the OS enforces no limit (macOS): the worker's own watch."""
     done = subprocess.run(
@@ -129,6 +130,7 @@ def test_the_memory_watch_ends_a_worker_past_its_allowance():
     assert "too much memory" in describe_exit(boot.OUT_OF_MEMORY)
 
 
+@pytest.mark.skipif(os.name == "nt", reason="Windows has neither RLIMIT_NPROC nor ps")
 def test_the_process_limit_counts_the_users_processes_without_proc():
     from grader.worker import bounds
 
