@@ -90,20 +90,14 @@ def test_the_end_of_a_piped_input_is_seen_and_what_came_before_it_is_dropped():
 
 def test_a_wait_for_saves_ends_when_the_input_has(tmp_path):
     watcher = saves.Saves(tmp_path, saves.Counts(suffix=".py"))
-    saved = threading.Event()
-
-    def save_until_seen() -> None:  # the watcher process may not watch yet at the first save
-        while not saved.wait(0.5):
-            (tmp_path / "answer.py").write_text("x = 1\n")
-
     try:
         with pytest.raises(saves.InputEnded):
             watcher.wait(ended=lambda: True)
-        threading.Thread(target=save_until_seen, daemon=True).start()
+        watcher.wait_ready()  # from here on, one save is seen: no race with its start
+        (tmp_path / "answer.py").write_text("x = 1\n")
         deadline = time.monotonic() + 120  # a bound against a hang only
         assert watcher.wait(ended=lambda: time.monotonic() > deadline) == {tmp_path / "answer.py"}
     finally:
-        saved.set()
         watcher.close()
 
 
@@ -223,7 +217,7 @@ def test_saves_are_seen_by_looking_where_file_events_cannot_be_had(tmp_path):
     times and sizes, looked at every LOOK_S; a save, a new file and a deletion are told."""
     (tmp_path / "ex.py").write_text("x = 1\n")
     (tmp_path / "notes.txt").write_text("not graded\n")
-    told: list[list[str]] = []
+    told: list[list[str] | dict[str, bool]] = []
     gone = threading.Event()
     looker = threading.Thread(
         target=saves.poll_saves,
@@ -235,16 +229,16 @@ def test_saves_are_seen_by_looking_where_file_events_cannot_be_had(tmp_path):
         (tmp_path / "ex.py").write_text("x = 22\n")
         (tmp_path / "notes.txt").write_text("still not graded\n")
         deadline = time.monotonic() + 30  # a bound against a hang only
-        while not told and time.monotonic() < deadline:
+        while len(told) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
         (tmp_path / "helper.py").write_text("y = 2\n")
-        while len(told) < 2 and time.monotonic() < deadline:
+        while len(told) < 3 and time.monotonic() < deadline:
             time.sleep(0.05)
     finally:
         gone.set()
         looker.join(10)
     assert not looker.is_alive()
-    assert told[:2] == [[str(tmp_path / "ex.py")], [str(tmp_path / "helper.py")]]
+    assert told[:3] == [{"ready": True}, [str(tmp_path / "ex.py")], [str(tmp_path / "helper.py")]]
 
 
 def test_a_tamper_seen_after_the_last_reply_is_read_with_a_reply_thread_too(tmp_path):

@@ -50,6 +50,7 @@ def watch(args: argparse.Namespace, submission: Submission, grade: Grade, show: 
         before = fingerprint(submission, ids)
         result = grade(submission, ids)
         show(result, submission)
+        saves.wait_ready(ended=input_ended)  # "Watching" is said once saves are seen
         _say(waiting, args)
         while True:
             saves.wait(ended=input_ended)

@@ -138,6 +138,8 @@ class Saves:
             stderr=subprocess.DEVNULL,
         )
         self._pending = b""
+        self._ready = False  # the watcher said it watches
+        self._early: set[Path] = set()  # saves read while waiting for that
 
     def _lines(self, block: bool, ended: Callable[[], bool]) -> list[bytes]:
         """The whole lines the watcher has written: at least one if ``block`` (unless
@@ -157,19 +159,35 @@ class Saves:
                 raise UsageError(f"cannot watch {self._folder} for saves: the watcher stopped")
             self._pending += chunk
 
+    def _take(self, lines: list[bytes]) -> set[Path]:
+        """The files the watcher's ``lines`` name as saved; its "ready" noted."""
+        saved: set[Path] = set()
+        for line in lines:
+            message = json.loads(line)
+            if isinstance(message, str):  # e.g. no file events here (inotify's limit)
+                raise UsageError(f"cannot watch {self._folder} for saves: {message}")
+            if isinstance(message, dict):  # {"ready": true}: watching from now on
+                self._ready = True
+            else:
+                saved |= {Path(name) for name in message}
+        return saved
+
     def wait(self, ended: Callable[[], bool] = lambda: False) -> set[Path]:
         """The files saved since the last call (blocks until one is, or until ``ended()``
         says the watch is over: then ``InputEnded``)."""
-        saved: set[Path] = set()
-        block = True
+        saved, self._early = self._early, set()
+        block = not saved
         while lines := self._lines(block, ended):
-            for line in lines:
-                message = json.loads(line)
-                if isinstance(message, str):  # e.g. no file events here (inotify's limit)
-                    raise UsageError(f"cannot watch {self._folder} for saves: {message}")
-                saved |= {Path(name) for name in message}
-            block = False
+            saved |= self._take(lines)
+            block = not saved
         return saved
+
+    def wait_ready(self, ended: Callable[[], bool] = lambda: False) -> None:
+        """Block until the watcher watches (a fresh interpreter takes a while to start, more
+        on Windows): a save made before would not be seen. Saves seen meanwhile are kept for
+        the next ``wait``."""
+        while not self._ready:
+            self._early |= self._take(self._lines(True, ended))
 
     def close(self) -> None:
         self._proc.kill()
@@ -184,13 +202,14 @@ def report_saves(config: dict) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is grade's, which then ends this
     counts = Counts(config["name"], config["suffix"])
 
-    def tell(message: list[str] | str) -> None:
+    def tell(message: list[str] | str | dict[str, bool]) -> None:
         sys.stdout.write(json.dumps(message) + "\n")
         sys.stdout.flush()
 
     def grade_gone() -> bool:  # grade closed this process's stdin: its end of file
         return pipes.wait_readable(sys.stdin.fileno(), 0)
 
+    said_ready = False
     try:
         try:
             import watchfiles
@@ -207,6 +226,9 @@ def report_saves(config: dict) -> None:
         ):
             if grade_gone():
                 return
+            if not said_ready:  # the first look at the folder has been made: it is watched
+                tell({"ready": True})
+                said_ready = True
             if events:
                 tell(sorted({name for _change, name in events}))
     except Exception as exc:
@@ -227,12 +249,16 @@ def _stamps(folder: Path, counts: Counts) -> dict[str, tuple[int, int]]:
 
 
 def poll_saves(
-    folder: Path, counts: Counts, tell: Callable[[list[str]], None], gone: Callable[[], bool]
+    folder: Path,
+    counts: Counts,
+    tell: Callable[[list[str] | dict[str, bool]], None],
+    gone: Callable[[], bool],
 ) -> None:
     """Saves seen by looking at the files' times and sizes every ``LOOK_S``, where the OS's
-    file events cannot be had (watchfiles does not load): a file saved, made or deleted is
-    told; until ``gone()``."""
+    file events cannot be had (watchfiles does not load): that it watches, then each file
+    saved, made or deleted, until ``gone()``."""
     seen = _stamps(folder, counts)
+    tell({"ready": True})
     while not gone():
         time.sleep(LOOK_S)
         now = _stamps(folder, counts)
