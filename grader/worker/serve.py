@@ -229,7 +229,8 @@ def serve(
     wire.send(rep_fd, {"ok": True, "value": "started"})
     if started is not None:
         started()
-    tripwire.arm(guard.functions(), tripwire.teller(str(student_path), _sender(rep_fd)))
+    library = tripwire.library_folders()
+    tripwire.arm(guard.functions(), tripwire.teller(str(student_path), _sender(rep_fd)), library)
     try:
         module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
     except BaseException as exc:  # SystemExit at import is the student's doing too
