@@ -399,3 +399,23 @@ def test_an_ascii_terminal_gets_every_format(nasty_submission):
         assert "lone" in out
         if fmt == "gradescope":
             assert "lone \ufffd" in json.loads(out)["tests"][0]["output"]
+
+
+def test_the_side_by_side_of_alike_answers_shows_invisible_characters():
+    """Trojan Source in the dashboard: bidi controls and zero-width characters in a student's
+    code are spelled out as code points, never obeyed, in plain and matching pieces alike."""
+    from grader.classview.insight_view import segments
+
+    code = "if access != 'user\u202e \u2066// admin\u2069 \u2066':\u200b\n    ok()\n"
+    pieces = segments(code, [[0, 10, 0], [10, 30, 1]])
+    text = "".join(p["text"] for p in pieces)
+    for raw in ("\u202e", "\u2066", "\u2069", "\u200b"):
+        assert raw not in text
+    assert "\\u202e" in text and "\\u2066" in text and "\\u200b" in text
+
+
+def test_a_zero_width_character_makes_no_second_alice():
+    from grader.shared.safetext import safe_name
+
+    assert safe_name("al\u200bice") != safe_name("alice")
+    assert safe_name("al\u200bice") == "al\\u200bice"
