@@ -198,7 +198,8 @@ def test_numba_is_no_tampering(tmp_path, monkeypatch, capsys):
     numba reads the hash secret with ``in_dll`` and writes its JIT's globals with
     ``from_address``: the library's own business (tests/test_tripwire.py simulates it)."""
     pytest.importorskip("numba")
-    top = "from numba import njit\n\n@njit\ndef _twice(x):\n    return 2 * x\n\nassert _twice(2) == 4\n"
+    top = "from numba import njit\n\n@njit\ndef _twice(x):\n    return 2 * x\n\n"
+    top += "assert _twice(2) == 4\n"
     exercise = grade_42(with_line(tmp_path, top), monkeypatch, capsys)
     assert_full_marks(exercise)
 

@@ -144,9 +144,12 @@ def test_a_librarys_own_ctypes_use_is_its_own(tmp_path):
     """``import numba`` is not tampering: a library (installed code: site-packages, the
     standard library) resolving and using its own symbols and memory is left alone."""
     (tmp_path / "jitlib.py").write_text(LIBRARY_CTYPES)
-    program = ARMED.replace(
-        "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
-    ) + f"sys.path.insert(0, {str(tmp_path)!r})\nimport jitlib\nprint('went on')\n"
+    program = (
+        ARMED.replace(
+            "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
+        )
+        + f"sys.path.insert(0, {str(tmp_path)!r})\nimport jitlib\nprint('went on')\n"
+    )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                           timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -161,9 +164,12 @@ def test_a_librarys_own_ctypes_use_is_its_own(tmp_path):
 def test_the_same_acts_in_the_students_code_still_end_it(act, tmp_path):
     """Installed code is told apart by where it lives: the student's own ``from_address``,
     ``string_at`` or C-API lookup is still an act on the grader's memory."""
-    program = ARMED.replace(
-        "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
-    ) + f"import ctypes\nctypes.CDLL(None).getpid()  # another library's symbol: fine\n{act}\n"
+    program = (
+        ARMED.replace(
+            "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
+        )
+        + f"import ctypes\nctypes.CDLL(None).getpid()  # another library's symbol: fine\n{act}\n"
+    )
     done = subprocess.run([sys.executable, "-c", program + "print('went on')\n"],
                           capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == tripwire.CTYPES, done.stderr

@@ -338,9 +338,7 @@ def copy_beside(source: Path, folder: Path, notebook: str) -> None:
     over an exercise file, other notebooks left out, within the size a worker takes in."""
     total = 0
     names = sorted(os.listdir(source)) if source.is_dir() else []
-    for name in [n for n in names if not n.endswith(".ipynb") and n != notebook][
-        :MAX_BESIDE_FILES
-    ]:
+    for name in [n for n in names if not n.endswith(".ipynb") and n != notebook][:MAX_BESIDE_FILES]:
         target = folder / name
         if target.exists() or name.startswith(".") or name in _EXERCISE_FILES:
             continue

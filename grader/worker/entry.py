@@ -91,8 +91,10 @@ def show_data_files(student_file: str, submission_root: str) -> None:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.endswith(".py") or entry.name.startswith(".") or os.path.lexists(
-                entry.name
+            if (
+                entry.name.endswith(".py")
+                or entry.name.startswith(".")
+                or os.path.lexists(entry.name)
             ):
                 continue
             try:

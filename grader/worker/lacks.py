@@ -23,16 +23,15 @@ _MAIN_GUARD = 'under `if __name__ == "__main__":`'
 def _chain(exc: BaseException) -> list[BaseException]:
     """``exc`` and the exceptions it was raised from or during (at most a few)."""
     seen: list[BaseException] = []
-    while exc is not None and len(seen) < 8 and all(exc is not s for s in seen):
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
+    now: BaseException | None = exc
+    while now is not None and len(seen) < 8 and all(now is not s for s in seen):
+        seen.append(now)
+        now = now.__cause__ or now.__context__
     return seen
 
 
 def _network(exc: BaseException) -> bool:
-    return isinstance(exc, _NETWORK) or (
-        isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS
-    )
+    return isinstance(exc, _NETWORK) or (isinstance(exc, OSError) and exc.errno in _NETWORK_ERRNOS)
 
 
 def _pool(exc: BaseException) -> bool:

@@ -28,10 +28,11 @@ Whose act it is decides, not that ``ctypes`` was used: the innermost frame outsi
 site-packages, the user's site, the import machinery) resolving and calling its own library's
 symbols, or reading and writing memory it allocated (llvmlite at ``import numba``: hundreds of
 ``ctypes.dlsym``, a ``from_address`` on its JIT's globals, ``in_dll`` of the hash secret), is
-that library's business; the same act written in the submission (or in code it ``exec``\ s) is
-the student's. A symbol of another library looked up by the student's code
+that library's business; the same act in the submission's code (or code it runs with
+``exec``) is the student's. A symbol of another library looked up by the student's code
 (``ctypes.CDLL(None).prctl``, ``libc.malloc_trim``) reaches neither memory nor the C API and is
-left alone.
+left alone. Memory reached through a library on the student's behalf (an address handed to
+``numpy.ctypeslib``, numba's compiled code) is no more seen than through ``ctypes.cast``.
 
 What is *not* an act on the grader, and is left alone: threads (a progress bar's monitor, a
 thread pool), trace and profile functions (a debugger, ``cProfile``), and searching the
