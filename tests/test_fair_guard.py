@@ -242,3 +242,23 @@ def test_a_process_pool_works_or_is_explained(tmp_path, monkeypatch, capsys):
         assert "grading does not offer here" in message, message
         assert "ThreadPoolExecutor" in message and "Read-only file system" not in message
     assert exercise["verdict"] != TAMPERED, message
+
+
+def test_grader_check_in_a_kernel_takes_the_files_beside_the_notebook(tmp_path, monkeypatch):
+    """``grader.check`` grades the cells a kernel ran: the files of its current folder (the
+    notebook's) go with them, helper modules and data files alike."""
+    from nbsupport import solution_source
+
+    import grader.pipeline
+
+    with_helpers(tmp_path)
+    (tmp_path / "the-verdict.txt").write_text("I HAD always thought", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    source = solution_source("3.3").replace("from reference import MultiHeadAttention\n", "")
+    submission = grader.pipeline.open_cells(["", USES_FILES, source], "kernel")
+    try:
+        folder = submission.files["3.3"].parent
+        assert (folder / "previous_chapters.py").read_text(encoding="utf-8") == HELPER
+        assert (folder / "the-verdict.txt").read_text(encoding="utf-8").startswith("I HAD")
+    finally:
+        submission.cleanup()

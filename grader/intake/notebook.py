@@ -29,12 +29,11 @@ from __future__ import annotations
 
 import ast
 import json
-import os
-import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.intake.beside import copy_beside
 from grader.intake.cells import (
     CONTRACT,
     TAG_PREFIX,
@@ -46,7 +45,6 @@ from grader.intake.cells import (
 )
 from grader.intake.names import statement_names
 from grader.intake.submission import Places, Span, Submission
-from grader.protocol.limits import MAX_SUBMISSION_BYTES
 from grader.shared import safeparse
 from grader.shared.registry import EXERCISES
 
@@ -325,36 +323,6 @@ def notebook_submission(
         # the student's own folder (not a batch folder of classmates' notebooks)
         copy_beside(p.parent, submission.root / "exercises", p.name)
     return submission
-
-
-MAX_BESIDE_FILES = 64  # as many as a worker's sandbox copies of a folder
-_EXERCISE_FILES = frozenset(ex.filename for ex in EXERCISES)
-
-
-def copy_beside(source: Path, folder: Path, notebook: str) -> None:
-    """Copy the files beside a notebook (a helper module such as ``previous_chapters.py``, a
-    data file such as ``the-verdict.txt``) next to the exercise files taken from it, so that
-    its code finds them as it did in Jupyter: regular files only, never through a link, never
-    over an exercise file, other notebooks left out, within the size a worker takes in."""
-    total = 0
-    names = sorted(os.listdir(source)) if source.is_dir() else []
-    for name in [n for n in names if not n.endswith(".ipynb") and n != notebook][:MAX_BESIDE_FILES]:
-        target = folder / name
-        if target.exists() or name.startswith(".") or name in _EXERCISE_FILES:
-            continue
-        try:
-            fd = os.open(source / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            continue
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_SUBMISSION_BYTES - total + 1)
-        if total + len(data) > MAX_SUBMISSION_BYTES:
-            continue
-        total += len(data)
-        target.write_bytes(data)
 
 
 def cells_submission(
