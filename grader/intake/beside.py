@@ -6,11 +6,11 @@ on")."""
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from grader.protocol.limits import MAX_SUBMISSION_BYTES
 from grader.shared.registry import EXERCISES
+from grader.shared.regular import read_regular
 
 MAX_BESIDE_FILES = 64  # as many as a worker's sandbox copies of a folder
 _EXERCISE_FILES = frozenset(ex.filename for ex in EXERCISES)
@@ -27,16 +27,8 @@ def copy_beside(source: Path, folder: Path, notebook: str) -> None:
         target = folder / name
         if target.exists() or name.startswith(".") or name in _EXERCISE_FILES:
             continue
-        try:
-            fd = os.open(source / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            continue
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(MAX_SUBMISSION_BYTES - total + 1)
-        if total + len(data) > MAX_SUBMISSION_BYTES:
+        data = read_regular(source / name, MAX_SUBMISSION_BYTES - total)
+        if data is None:
             continue
         total += len(data)
         target.write_bytes(data)

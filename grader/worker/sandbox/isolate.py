@@ -28,12 +28,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.protocol.boot import LAYER_NAMES
 from grader.protocol.limits import MAX_SUBMISSION_BYTES
+from grader.shared.regular import read_regular
 from grader.worker.sandbox import linux, roots
 from grader.worker.sandbox.roots import NOBODY, SYSTEM_READ
 from grader.worker.sandbox.roots import runtime_paths as runtime_paths  # the server's, entry's
@@ -101,16 +101,8 @@ def _regular_files(folder: Path, wanted, room: list[int]) -> list[tuple[str, byt
     for name in [n for n in names if wanted(n)]:
         if room[0] <= 0:
             break
-        try:
-            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            continue
-        with os.fdopen(fd, "rb") as f:
-            data = f.read(room[1] + 1)
-        if len(data) > room[1]:
+        data = read_regular(folder / name, room[1])
+        if data is None:
             continue
         room[0] -= 1
         room[1] -= len(data)
