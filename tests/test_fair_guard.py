@@ -5,7 +5,12 @@ import or inside a function, a thread pool, a daemon thread, ``torch.compile``, 
 ``breakpoint()``, ``cProfile``, the ``gc.get_objects()`` snippet that hunts leaked tensors),
 gets full marks through ``grade``; an explicit ``pdb.set_trace()`` gets a reason in the
 student's terms that accuses no one. The acts that are tampering keep their verdict
-(tests/hostile/tamper_*.py, tests/test_tripwire.py)."""
+(tests/hostile/tamper_*.py, tests/test_tripwire.py).
+
+What ``python exercises/exN.py`` finds is found (issue 55): a helper module beside the exercise
+(the book's ``previous_chapters.py``), data files at the root or beside it, as a file, in a
+notebook, through ``grader.check`` and in a batch; ``import numba`` is no tampering; what
+grading lacks (network, keyboard input, process pools) is said in one sentence."""
 
 from __future__ import annotations
 
@@ -209,7 +214,8 @@ def test_numba_is_no_tampering(tmp_path, monkeypatch, capsys):
 LACKS = {
     "network at import": (
         "import urllib.request\n"
-        "urllib.request.urlopen('https://example.com/the-verdict.txt').read()\n",
+        # .invalid never resolves: the same error with a network or without (RFC 2606)
+        "urllib.request.urlopen('https://the-verdict.invalid/the-verdict.txt').read()\n",
         ("without a network", "urllib.request.urlopen", 'if __name__ == "__main__":'),
     ),
     "input() at import": (

@@ -1,5 +1,5 @@
-"""The files beside a notebook (a helper module such as the book's ``previous_chapters.py``, a
-data file such as ``the-verdict.txt``), taken in with the exercises found in it, so that its
+"""The files beside a notebook (a helper module such as ``previous_chapters.py``, a data file
+such as ``the-verdict.txt``), taken in with the exercises found in it, so that its
 code finds them as it did in Jupyter (docs/sandbox.md, "What a submission's code may rely
 on")."""
 

@@ -94,8 +94,8 @@ def load_student_module(
     exercise_id: str, student_file: Path, submission_root: Path
 ) -> types.ModuleType:
     """Import ``student_file`` under a private name. As with ``python exercises/exN.py``, the
-    exercise's own folder comes first on ``sys.path`` (a helper module beside it, such as the
-    book's ``previous_chapters.py``, imports), then the submission's folder, so that its own
+    exercise's own folder comes first on ``sys.path`` (a helper module beside it, such as
+    ``previous_chapters.py``, imports), then the submission's folder, so that its own
     ``exercises`` package wins over the installed stubs. What the worker itself needs is
     imported before (``serve``): a helper named like one of those modules shadows nothing."""
     for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
@@ -140,9 +140,9 @@ def _judge_only(exercise_id: str) -> tuple[str, ...]:
 
 
 def _load_worker_side(exercise_id: str) -> None:
-    """Import the worker side of the exercise's pack (``reference`` ...) before the student's
-    folder is on ``sys.path``: a helper of theirs named ``reference.py`` is then never what the
-    probes use (a worker forked from the fork server has them all already)."""
+    """Import the worker side of the exercise's pack (the modules its ``worker`` key names)
+    before the student's folder is on ``sys.path``: a helper of theirs named like one of them
+    is then never what the probes use (a worker forked from the fork server has them all)."""
     import importlib
 
     pack = _pack_of(exercise_id)
