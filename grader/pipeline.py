@@ -81,10 +81,15 @@ def open_zip(
 
 
 def open_cells(inputs: Sequence[str], name: str) -> Submission:
-    """A live kernel's cells (its input history, oldest first), taken in and refused."""
+    """A live kernel's cells (its input history, oldest first), taken in and refused; the
+    files of the kernel's current folder (the notebook's) go with them, as they do with a
+    notebook's file (``grader.intake.notebook.copy_beside``)."""
+    from grader.intake.beside import copy_beside
     from grader.intake.notebook import cells_submission, history_cells
 
-    return refuse(cells_submission(history_cells(list(inputs)), name, name, ran=True))
+    submission = cells_submission(history_cells(list(inputs)), name, name, ran=True)
+    copy_beside(Path.cwd(), submission.root / "exercises", "")
+    return refuse(submission)
 
 
 # --- judge, then decide what the reader sees ------------------------------------------------

@@ -124,3 +124,53 @@ def test_an_ordinary_answer_is_left_alone():
     )
     assert done.returncode == 0, done.stderr
     assert "went on" in done.stdout
+
+
+# What llvmlite and numba do with ctypes as they load (``import numba``), written as a library.
+LIBRARY_CTYPES = """
+import ctypes, ctypes.util
+own = ctypes.CDLL(ctypes.util.find_library("c"))  # its own library, loaded ...
+own.strlen, own.memcpy  # ... and its symbols resolved (llvmlite: hundreds of these)
+buf = ctypes.create_string_buffer(16)
+ctypes.c_int.from_address(ctypes.addressof(buf)).value = 1  # its own memory, written
+ctypes.string_at(ctypes.addressof(buf), 4)
+class Secret(ctypes.Structure):
+    _fields_ = [("k0", ctypes.c_ulong)]
+Secret.in_dll(ctypes.pythonapi, "_Py_HashSecret")  # numba reads the hash secret
+"""
+
+
+def test_a_librarys_own_ctypes_use_is_its_own(tmp_path):
+    """``import numba`` is not tampering: a library (installed code: site-packages, the
+    standard library) resolving and using its own symbols and memory is left alone."""
+    (tmp_path / "jitlib.py").write_text(LIBRARY_CTYPES)
+    program = (
+        ARMED.replace(
+            "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
+        )
+        + f"sys.path.insert(0, {str(tmp_path)!r})\nimport jitlib\nprint('went on')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "went on" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "act",
+    ["ctypes.c_int.from_address(id(watched))", "ctypes.pythonapi.Py_IncRef",
+     "ctypes.string_at(id(watched), 8)"],
+)  # fmt: skip
+def test_the_same_acts_in_the_students_code_still_end_it(act, tmp_path):
+    """Installed code is told apart by where it lives: the student's own ``from_address``,
+    ``string_at`` or C-API lookup is still an act on the grader's memory."""
+    program = (
+        ARMED.replace(
+            "tripwire.arm([watched])", f"tripwire.arm([watched], None, ({str(tmp_path) + '/'!r},))"
+        )
+        + f"import ctypes\nctypes.CDLL(None).getpid()  # another library's symbol: fine\n{act}\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program + "print('went on')\n"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == tripwire.CTYPES, done.stderr
+    assert "went on" not in done.stdout

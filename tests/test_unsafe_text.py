@@ -67,6 +67,8 @@ NASTY = [
     "\n::stop-commands::x",
     "%0A::warning::",
     "\u202e",
+    "\u200b",
+    "\u2066",
     "\u2028",
     "\ufeff",
     "\ufffe",
@@ -77,9 +79,10 @@ NASTY = [
     "\nHint: forged\nExpected: 1\nGot: 2",
 ]
 # Raw characters no output may carry: C0 and C1 controls but tab and newline, DEL, lone
-# surrogates, bidi controls, line separators, noncharacters.
+# surrogates, bidi controls, line separators, noncharacters, zero-width characters.
 RAW = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\u2028\u2029\ufffe\uffff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u202a-\u202e\u2066-\u2069\u2028\u2029\ufffe\uffff"
+    "\u200b-\u200d\u2060\ufeff]"
 )
 
 pieces = st.one_of(
@@ -273,6 +276,7 @@ def test_a_1mb_message_is_cut_with_a_note(tmp_path):
         ("\x1b[31mred\x00", "\\x1b[31mred\\x00"),
         ("crlf\r\nlone\r", "crlf\nlone\\x0d"),
         ("\u202eevil", "\\u202eevil"),
+        ("al\u200bice\u2066x\u2069\u2060\ufeff", "al\\u200bice\\u2066x\\u2069\\u2060\\ufeff"),
         (b"\xffbytes", "\ufffdbytes"),
     ],
 )
@@ -309,7 +313,8 @@ def safe_text_by_the_letter(text: str, limit: int | None) -> str:
 
 
 ESCAPED = (
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufffe\uffff]"
 )
 RAW_OR_ESCAPED = re.compile(ESCAPED[:-1] + "\ud800-\udfff]")
 nasty_runs = st.lists(st.sampled_from(NASTY + ["a", "\ud83d\ude00", "\r"]), max_size=400).map(
@@ -394,3 +399,23 @@ def test_an_ascii_terminal_gets_every_format(nasty_submission):
         assert "lone" in out
         if fmt == "gradescope":
             assert "lone \ufffd" in json.loads(out)["tests"][0]["output"]
+
+
+def test_the_side_by_side_of_alike_answers_shows_invisible_characters():
+    """Trojan Source in the dashboard: bidi controls and zero-width characters in a student's
+    code are spelled out as code points, never obeyed, in plain and matching pieces alike."""
+    from grader.classview.insight_view import segments
+
+    code = "if access != 'user\u202e \u2066// admin\u2069 \u2066':\u200b\n    ok()\n"
+    pieces = segments(code, [[0, 10, 0], [10, 30, 1]])
+    text = "".join(p["text"] for p in pieces)
+    for raw in ("\u202e", "\u2066", "\u2069", "\u200b"):
+        assert raw not in text
+    assert "\\u202e" in text and "\\u2066" in text and "\\u200b" in text
+
+
+def test_a_zero_width_character_makes_no_second_alice():
+    from grader.shared.safetext import safe_name
+
+    assert safe_name("al\u200bice") != safe_name("alice")
+    assert safe_name("al\u200bice") == "al\\u200bice"

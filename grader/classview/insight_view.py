@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 from grader.analysis import similarity
 from grader.analysis.insight import FLOOR
+from grader.shared.safetext import safe_text
 
 MAX_PAIRS_SHOWN = 100  # the rest are in similarity.csv
 MATCH_COLOURS = 6
@@ -89,19 +90,21 @@ def failures_view(db: sqlite3.Connection, rates: list[Any]) -> list[dict]:
 
 
 def segments(text: str, regions: list[list[int]]) -> list[dict]:
-    """``text`` cut into plain and matching pieces (``match`` is the colour, or ``None``)."""
+    """``text`` cut into plain and matching pieces (``match`` is the colour, or ``None``).
+    Each piece is shown, never obeyed: a bidi control or zero-width character in a student's
+    code is spelled out (``safe_text``), so the code reads as it runs (Trojan Source)."""
     out: list[dict] = []
     at = 0
     for start, end, match in sorted(regions):
         if start < at or end <= start:
             continue
         if start > at:
-            out.append({"text": text[at:start], "match": None})
+            out.append({"text": safe_text(text[at:start], None), "match": None})
         colour = match % MATCH_COLOURS if match >= 0 else MATCH_COLOURS
-        out.append({"text": text[start:end], "match": colour, "number": match + 1})
+        out.append({"text": safe_text(text[start:end], None), "match": colour, "number": match + 1})
         at = end
     if at < len(text):
-        out.append({"text": text[at:], "match": None})
+        out.append({"text": safe_text(text[at:], None), "match": None})
     return out
 
 

@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.intake.beside import copy_beside
 from grader.intake.cells import (
     CONTRACT,
     TAG_PREFIX,
@@ -317,7 +318,11 @@ def notebook_submission(
     """The exercises found in the notebook at ``path``, one file each in ``exercises/`` of a
     folder made in ``scratch_in``; ``SubmissionError`` for a corrupt or non-notebook file."""
     p = Path(path)
-    return cells_submission(read_cells(p, called), name or p.name, p.name, False, scratch_in)
+    submission = cells_submission(read_cells(p, called), name or p.name, p.name, False, scratch_in)
+    if scratch_in is None or p.resolve().is_relative_to(Path(scratch_in).resolve()):
+        # the student's own folder (not a batch folder of classmates' notebooks)
+        copy_beside(p.parent, submission.root / "exercises", p.name)
+    return submission
 
 
 def cells_submission(

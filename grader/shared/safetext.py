@@ -7,9 +7,11 @@ enters the judge, so that no renderer ever sees unsafe text:
 
 - lone surrogates (and bytes that are not UTF-8) become U+FFFD; a valid surrogate pair
   becomes the character it encodes;
-- control characters other than newline and tab, and the invisible characters that reorder or
-  break lines (bidi overrides, U+2028/U+2029, the byte order mark), are spelled out
-  (``\\x1b``, ``\\u202e``); a CR LF pair becomes a newline;
+- control characters other than newline and tab, the invisible characters that reorder or
+  break lines (bidi overrides and isolates, U+2028/U+2029, the byte order mark) and those that
+  show nothing (zero-width spaces and joiners, U+2060-U+2064, the soft hyphen) are spelled out
+  as their code points (``\\x1b``, ``\\u202e``, ``\\u200b``): shown, never obeyed, so that
+  no two different texts look alike; a CR LF pair becomes a newline;
 - the text is cut to ``limit`` characters, the cut said in the text itself.
 
 ``safe_text`` is idempotent: safe text passes through unchanged, so a second pass (a renderer
@@ -28,9 +30,12 @@ MESSAGE_LIMIT = 20000  # a whole check message (the judge's text around the stud
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 # Everything but tab and newline in C0 and C1, DEL, the bidi controls (Trojan Source), the
-# line and paragraph separators, the byte order mark, and the two noncharacters XML refuses.
+# line and paragraph separators, the byte order mark, the two noncharacters XML refuses, and
+# the characters that show nothing (zero-width spaces and joiners, the word joiner and
+# invisible operators, the soft hyphen, fillers): with one, "alice" and "al\u200bice" look alike.
 _ESCAPED = (
-    "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\ufeff\ufffe\uffff"
+    "\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+    "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\u3164\ufeff\uffa0\ufffe\uffff"
 )
 _UNSAFE = re.compile(f"[{_ESCAPED}\ud800-\udfff]")
 _NOT_ESCAPED_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")  # not from surrogateescape

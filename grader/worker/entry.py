@@ -53,6 +53,7 @@ def run_worker(
         tempfile.tempdir = None  # computed again from TMPDIR, inside the scratch
         sys.dont_write_bytecode = True  # never a .pyc next to the student's file
         os.chdir(workdir)
+        show_data_files(student_file, submission_root)
         bounds.apply_limits(limits, own_user_namespace)
         bounds.cap_output(limits)
         if limits.torch_threads > 0:
@@ -74,6 +75,34 @@ def run_worker(
             code = SETUP_FAILED
             _tell_setup_failed(rep_fd, exc)
     os._exit(code)
+
+
+MAX_DATA_FILES = 64  # in each folder
+
+
+def show_data_files(student_file: str, submission_root: str) -> None:
+    """Show the submission's data files in the current folder (the worker's scratch), as
+    ``python exercises/exN.py`` run from the submission's folder would find them, or run from
+    the exercise's folder: a link to each file at the submission's root, then to each beside
+    the exercise file that the root does not have. The links lead to the sandbox's read-only
+    copy; the scratch itself stays writable. ``.py`` files and hidden ones are left out."""
+    for folder in dict.fromkeys((submission_root, os.path.dirname(student_file))):
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)[:MAX_DATA_FILES]
+        except OSError:
+            continue
+        for entry in entries:
+            if (
+                entry.name.endswith(".py")
+                or entry.name.startswith(".")
+                or os.path.lexists(entry.name)
+            ):
+                continue
+            try:
+                if entry.is_file(follow_symlinks=False):
+                    os.symlink(entry.path, entry.name)
+            except OSError:  # no links here (Windows without the right): found by __file__
+                pass
 
 
 def _tell_setup_failed(rep_fd: int, exc: BaseException) -> None:

@@ -15,6 +15,7 @@ worker can lie.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib.util
 import os
@@ -28,7 +29,7 @@ from typing import Any
 from grader.protocol import wire
 from grader.protocol.boot import END, TAMPERED
 from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
-from grader.worker import judgeonly, tripwire
+from grader.worker import judgeonly, lacks, tripwire
 from grader.worker.frames import where_raised
 from grader.worker.guard import Guard
 
@@ -45,14 +46,26 @@ def _message(exc: BaseException) -> str:
         return "<the exception's message could not be read>"
 
 
-def describe_exception(exc: BaseException, student_dir: Path) -> dict:
-    """The exception as plain data for the judge (which checks and cleans it again)."""
+def describe_exception(
+    exc: BaseException, student_dir: Path, unknown: tuple[str, ...] = ()
+) -> dict:
+    """The exception as plain data for the judge (which checks and cleans it again).
+    ``unknown``: folders the student never had (the sandbox's copy of the submission, the
+    scratch), each ending with a separator; a path in the message is said relative to them."""
     info: dict[str, Any] = {"type": safe_text(type(exc).__name__, SHORT_LIMIT)}
     info["message"] = _message(exc)
+    for folder in unknown:
+        info["message"] = info["message"].replace(folder, "")
     try:
         info["frames"] = where_raised(exc, student_dir)
     except Exception:  # a traceback the student's code tampered with
         info["frames"] = []
+    try:
+        lacking = lacks.explain(exc, info["frames"])
+    except Exception:  # an exception chain the student's code tampered with
+        lacking = None
+    if lacking is not None:
+        info["message"] = safe_text(lacking, MAX_TEXT)
     if isinstance(exc, SyntaxError):
         try:
             info["file"] = Path(str(exc.filename or "")).name
@@ -80,11 +93,15 @@ def describe_exception(exc: BaseException, student_dir: Path) -> dict:
 def load_student_module(
     exercise_id: str, student_file: Path, submission_root: Path
 ) -> types.ModuleType:
-    """Import ``student_file`` under a private name; the submission's folder comes first on
-    ``sys.path`` so that its own ``exercises`` package wins over the installed stubs."""
+    """Import ``student_file`` under a private name. As with ``python exercises/exN.py``, the
+    exercise's own folder comes first on ``sys.path`` (a helper module beside it, such as
+    ``previous_chapters.py``, imports), then the submission's folder, so that its own
+    ``exercises`` package wins over the installed stubs. What the worker itself needs is
+    imported before (``serve``): a helper named like one of those modules shadows nothing."""
     for name in [m for m in sys.modules if m == "exercises" or m.startswith("exercises.")]:
         del sys.modules[name]
-    sys.path.insert(0, str(submission_root))
+    for folder in dict.fromkeys((str(submission_root), str(student_file.parent))):
+        sys.path.insert(0, folder)
     name = "student_ex" + exercise_id.replace(".", "_")
     spec = importlib.util.spec_from_file_location(name, student_file)
     module = importlib.util.module_from_spec(spec)
@@ -107,13 +124,31 @@ def dispatcher(probes: Mapping[str, Callable[..., Any]]) -> Callable[..., Any]:
     return dispatch
 
 
-def _judge_only(exercise_id: str) -> tuple[str, ...]:
-    """The judge-only modules of the pack that declares ``exercise_id``."""
+def _pack_of(exercise_id: str) -> Any:
+    """The pack that declares ``exercise_id``, or None."""
     from grader.shared.course import packs
     from grader.shared.registry import BY_ID
 
     name = BY_ID[exercise_id].pack
-    return next((p.judge_only for p in packs() if p.name == name), ())
+    return next((p for p in packs() if p.name == name), None)
+
+
+def _judge_only(exercise_id: str) -> tuple[str, ...]:
+    """The judge-only modules of the pack that declares ``exercise_id``."""
+    pack = _pack_of(exercise_id)
+    return pack.judge_only if pack is not None else ()
+
+
+def _load_worker_side(exercise_id: str) -> None:
+    """Import the worker side of the exercise's pack (the modules its ``worker`` key names)
+    before the student's folder is on ``sys.path``: a helper of theirs named like one of them
+    is then never what the probes use (a worker forked from the fork server has them all)."""
+    import importlib
+
+    pack = _pack_of(exercise_id)
+    for module in pack.worker if pack is not None else ():
+        if module not in sys.modules:
+            importlib.import_module(module)
 
 
 def _refusal(exc: Exception) -> dict:
@@ -215,12 +250,16 @@ def serve(
     from grader.worker import probes
 
     dispatch = dispatcher(probes.for_exercise(exercise_id))
+    _load_worker_side(exercise_id)
     pack = BY_ID[exercise_id].probes.partition(".")[0].partition(":")[0]
     hidden, file_hook = judgeonly.hide(_judge_only(exercise_id))
     watched = (dispatch,) if file_hook is None else (dispatch, file_hook)
     guard = Guard(*watched, packages=("grader", pack), hidden=hidden)
     check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
-    answer, receive, describe, clock = reply, wire.recv, describe_exception, time.perf_counter
+    answer, receive, clock = reply, wire.recv, time.perf_counter
+    folders = (submission_root, str(Path(submission_root).resolve()), os.getcwd())
+    unknown = tuple(sorted({os.path.join(p, "") for p in folders}, key=len, reverse=True))
+    describe = functools.partial(describe_exception, unknown=unknown)
     closed = wire.ChannelClosed
     leave = _leaver(sys.stdout, sys.stderr)
     student_path = Path(student_file).resolve()
@@ -229,7 +268,8 @@ def serve(
     wire.send(rep_fd, {"ok": True, "value": "started"})
     if started is not None:
         started()
-    tripwire.arm(guard.functions(), tripwire.teller(str(student_path), _sender(rep_fd)))
+    library = tripwire.library_folders()
+    tripwire.arm(guard.functions(), tripwire.teller(str(student_path), _sender(rep_fd)), library)
     try:
         module = load_student_module(exercise_id, student_path, Path(submission_root).resolve())
     except BaseException as exc:  # SystemExit at import is the student's doing too

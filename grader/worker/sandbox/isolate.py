@@ -28,12 +28,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.protocol.boot import LAYER_NAMES
 from grader.protocol.limits import MAX_SUBMISSION_BYTES
+from grader.shared.regular import read_regular
 from grader.worker.sandbox import linux, roots
 from grader.worker.sandbox.roots import NOBODY, SYSTEM_READ
 from grader.worker.sandbox.roots import runtime_paths as runtime_paths  # the server's, entry's
@@ -93,31 +93,40 @@ def scratch_mountpoint(runtime_paths: list[str]) -> str:
     raise SetupError("mount", "no folder to mount the scratch on")
 
 
+def _regular_files(folder: Path, wanted, room: list[int]) -> list[tuple[str, bytes]]:
+    """The regular files of ``folder`` whose names ``wanted(name)`` accepts, read never through
+    a link, while ``room`` (files left, bytes left) lasts."""
+    files = []
+    names = sorted(os.listdir(folder)) if folder.is_dir() else []
+    for name in [n for n in names if wanted(n)]:
+        if room[0] <= 0:
+            break
+        data = read_regular(folder / name, room[1])
+        if data is None:
+            continue
+        room[0] -= 1
+        room[1] -= len(data)
+        files.append((name, data))
+    return files
+
+
 def read_submission(student_file: Path, root: Path) -> tuple[str, list[tuple[str, bytes]]]:
-    """The student's folder as (relative folder, [(name, bytes)]): only regular ``.py`` files,
-    never through a symbolic link, and only inside the submission."""
+    """The student's files as (the exercise folder relative to ``root``, [(name, bytes)]):
+    the student's file, then the other ``.py`` files beside it (helper modules), then the
+    other files there (data), then the files at the submission's root (a name starting with
+    ``/``), each a regular file, never read through a symbolic link, within the size and
+    number of files a worker takes in."""
     folder = student_file.parent
     try:
         rel = folder.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         rel = "."
-    files, total = [], 0
-    names = sorted(os.listdir(folder)) if folder.is_dir() else []
-    for name in [student_file.name] + [n for n in names if n != student_file.name]:
-        if not name.endswith(".py") or len(files) >= MAX_COPY_FILES:
-            continue
-        try:
-            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        with os.fdopen(fd, "rb") as f:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                continue
-            data = f.read(MAX_COPY_BYTES - total + 1)
-        if total + len(data) > MAX_COPY_BYTES:
-            continue
-        total += len(data)
-        files.append((name, data))
+    room = [MAX_COPY_FILES, MAX_COPY_BYTES]
+    files = _regular_files(folder, lambda n: n == student_file.name, room)
+    files += _regular_files(folder, lambda n: n.endswith(".py") and n != student_file.name, room)
+    files += _regular_files(folder, lambda n: not n.endswith(".py") and n[:1] != ".", room)
+    if rel not in (".", ""):
+        files += [("/" + n, d) for n, d in _regular_files(root, lambda n: n[:1] != ".", room)]
     return rel, files
 
 
@@ -168,8 +177,9 @@ def unpack_files(blob: bytes) -> tuple[str, list[tuple[str, bytes]]]:
     header, _, body = blob.partition(b"\n")
     meta = json.loads(header)
     files, at = [], 0
-    for name, size in meta["files"]:
-        files.append((os.path.basename(name), body[at : at + size]))
+    for name, size in meta["files"]:  # a name starting with "/": at the submission's root
+        at_root = "/" if name.startswith("/") else ""
+        files.append((at_root + os.path.basename(name), body[at : at + size]))
         at += size
     return meta["rel"], files
 
@@ -219,14 +229,15 @@ def prepare_filesystem(
     folder = os.path.normpath(f"{sub}/{rel}")
     os.makedirs(folder, exist_ok=True)
     os.mkdir(work, 0o700)
-    for name, data in files:
-        with open(f"{folder}/{name}", "wb") as f:
+    placed = [f"{sub}/{n[1:]}" if n[:1] == "/" else f"{folder}/{n}" for n, _ in files]
+    for path, (_, data) in zip(placed, files, strict=True):
+        with open(path, "wb") as f:
             f.write(data)
     if "nobody" in plan and "user" not in plan:  # written by root: nobody's from confine on
         for path in [top, work] + [d for d, _, _ in os.walk(sub)]:
             os.chown(path, NOBODY, NOBODY)
-        for name, _ in files:
-            os.chown(f"{folder}/{name}", NOBODY, NOBODY)
+        for path in placed:
+            os.chown(path, NOBODY, NOBODY)
     try:
         linux.mount(sub, sub, None, linux.MS_BIND | linux.MS_REC)
         _read_only_everywhere()
