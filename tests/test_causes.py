@@ -18,7 +18,8 @@ from grader.result.common import check_text, hint_of
 from grader.result.schema import SCHEMA_PATH, CheckResult, GradeResult
 from grader.shared.registry import BY_ID
 from llm_pack.checks import ex3_1
-from llm_pack.checks.count_parts import explain, parts
+from llm_pack.checks.count_parts import explain, parts, scaled
+from llm_pack.checks.gpt_reference import Recount, feedforward_count, model_count, wrong_count
 from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
 
 GELU = causes.Cause("part:ff.layers.1:GELU", "the first difference is inside ff (GELU)", "fix it")
@@ -158,6 +159,19 @@ def test_a_weight_never_transferred_still_holds_its_own_values():
     assert ex3_1.weights_cause(EX, transferred()) is None  # all right: no cause
 
 
+def test_a_transfer_made_the_other_way_says_where_the_values_went():
+    sa_v2, sa_v1, _ = ex3_1.build(EX)
+    own = {n: getattr(sa_v1, n).detach().clone() for n in ex3_1.NAMES}
+    v2_after = {f"{n}.weight": own[n].T.clone() for n in ex3_1.NAMES}
+    cause = ex3_1.weights_cause(EX, own, [], v2_after)
+    assert cause.key == "weights:other-way" and "from sa_v1 into sa_v2" in cause.text
+    assert "sa_v2.W_query.weight" in cause.text and "never the other way" in cause.hint
+    # sa_v2 left as it was: nothing went the other way, nothing was transferred
+    unchanged = {f"{n}.weight": getattr(sa_v2, n).weight.detach() for n in ex3_1.NAMES}
+    assert "its own initial values" in ex3_1.weights_cause(EX, own, [], unchanged).text
+    assert ex3_1.copied_back(EX, transferred(), v2_after) is None  # sa_v1 got sa_v2's values
+
+
 # --- the evidence of 4.1 and 4.2: a wrong count that is one part of the module ----------------
 
 
@@ -189,6 +203,52 @@ def test_a_model_count_names_a_whole_module_and_sums_the_blocks():
     )
     blocks_ff = GPT_CONFIG_124M["n_layers"] * (8 * emb * emb + 5 * emb)
     assert "trf_blocks.*.ff" in explain(-blocks_ff, found)[0]
+
+
+def _ff_parts(cfg):
+    return parts(lambda: TransformerBlock(cfg).ff, "ff.")
+
+
+def test_a_count_that_is_a_part_times_a_config_value_names_the_config_value():
+    cfg = {**GPT_CONFIG_124M, "emb_dim": 8, "n_heads": 2, "n_layers": 3}
+    ff = feedforward_count(cfg)
+    said = scaled(2 * ff, _ff_parts(cfg), cfg)  # counted once per block: 3 times
+    assert ("n_layers", "ff", "times", f"ff ({ff:,} values) counted 3 times") in said
+    assert said[0][:3] == ("n_layers", "ff", "times")  # the whole module before its parts
+    share = scaled(-ff // 2, _ff_parts(cfg), cfg)  # one n_heads-th of it
+    assert ("n_heads", "ff", "share") in [s[:3] for s in share]
+    assert scaled(7, _ff_parts(cfg), cfg) == []
+
+
+def test_a_count_per_block_is_confirmed_by_asking_again_with_the_value_changed():
+    """Two config values equal the factor (n_layers = n_heads = 2): asking again with each
+    changed finds the one the count follows; a count that does not follow it names nothing."""
+    cfg = {**GPT_CONFIG_124M, "emb_dim": 12, "n_heads": 2, "n_layers": 2}
+    per_block = Recount(cfg, lambda c: c["n_layers"] * feedforward_count(c), feedforward_count,
+                        _ff_parts)  # fmt: skip
+    got = per_block.ask(cfg)
+    failed = wrong_count("wrong", got, feedforward_count(cfg), [], None, None, per_block)
+    assert "counted 2 times, 2 being n_layers" in str(failed) and failed.kind == "count:per-config"
+    assert "with n_layers = 3 it returns" in str(failed)
+    assert "not once per n_layers" in failed.cause.hint
+    twice = Recount(cfg, lambda c: 2 * feedforward_count(c), feedforward_count, _ff_parts)
+    failed = wrong_count("wrong", got, feedforward_count(cfg), [], lambda: _ff_parts(cfg), None,
+                         twice)  # fmt: skip
+    assert "n_layers" not in str(failed) and "n_heads" not in str(failed)
+    assert failed.kind == "count:twice"
+
+
+def test_a_model_count_with_one_block_names_n_layers():
+    cfg = {**GPT_CONFIG_124M, "vocab_size": 10, "context_length": 4, "emb_dim": 4, "n_heads": 2,
+           "n_layers": 3}  # fmt: skip
+    block = model_count(cfg) - model_count({**cfg, "n_layers": 0})
+    one_block = Recount(
+        cfg, lambda c: model_count(c) - block // 3 * (c["n_layers"] - 1), model_count,
+        lambda c: parts(lambda: GPTModel(c)),
+    )  # fmt: skip
+    got = one_block.ask(cfg)
+    failed = wrong_count("wrong", got, model_count(cfg), [], None, None, one_block)
+    assert "1/3 of trf_blocks (" in str(failed) and "being n_layers" in str(failed)
 
 
 def test_the_notebook_view_says_a_cause_once_and_lists_every_check_it_breaks():
