@@ -108,6 +108,38 @@ def test_the_text_report_says_a_cause_once_above_the_checks_it_breaks():
     assert "Hint: copy it" in verbose  # a failure without a cause keeps its own hint
 
 
+STRUCTURE = causes.Cause("structure:Mine", "it is a Mine, not the book's class", "use the "
+                         "book's class", causes.STATEMENT)  # fmt: skip
+FOLLOWER = causes.Cause("arguments", "it ignores dropout", "pass dropout on", causes.ROOT)
+
+
+def ranked_result(*extra: causes.Cause) -> GradeResult:
+    checks = [
+        CheckResult(f"check {i}", 0, 1, False, f"{c.text}\nwhat it found {i}", 1, "x", c.as_dict())
+        for i, c in enumerate((STRUCTURE, STRUCTURE, FOLLOWER, *extra))
+    ]
+    exercise = finish_exercise(BY_ID["3.2"], "failed", checks, 1.0)
+    return GradeResult("sub", 0, 10, "0.1.0", "2.13.0", 1, 1.0, [exercise])
+
+
+def test_a_cause_that_follows_from_the_first_is_not_said_apart_its_checks_stay():
+    """The first cause is the root cause (not the structure asked for); a cause of a lower
+    rank follows from it: both reports list its check under the first cause, with what it
+    found, and never say its cause and hint apart. Causes of an equal rank are both said."""
+    result = ranked_result()
+    assert [d["key"] for d in result.exercises[0].diagnosis][0] == "structure:Mine"
+    text = report_text.render(result)
+    assert "Cause: it is a Mine" in text and "Cause: it ignores dropout" not in text
+    assert "pass dropout on" not in text and "It breaks 3 checks" in text
+    assert "check 2  (follows from this cause)" in text and "what it found 2" in text
+    page = report_html.render_html(result)
+    assert "pass dropout on" not in page and "It breaks 3 checks" in page
+    assert "follows from this cause" in page
+    # Without a root cause above it, a cause is said on its own.
+    alone = ranked_result(causes.Cause("structure:Other", "another class too", "", 3))
+    assert "Cause: another class too" in report_text.render(alone)
+
+
 def test_the_html_report_says_a_cause_once_and_the_json_fits_the_schema():
     result = grouped_result()
     page = report_html.render_html(result)

@@ -195,7 +195,10 @@ def test_wrapper_rebuild_refuses_another_class_in_plain_words():
             describe_module(MultiHeadAttention(3, 2, 4, 0.0, 2), attrs=ATTRS), "the module"
         )
     message = str(info.value)
-    assert "MultiHeadAttention with no heads.0.W_query.weight" in message
+    assert (
+        "is a MultiHeadAttention, not the book's MultiHeadAttentionWrapper: its state_dict() has "
+        "no heads.0.W_query.weight" in message
+    )
     assert "out_proj.weight" in message  # what the module holds instead
 
 

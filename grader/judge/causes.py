@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from grader.result.common import PART, ROOT, STATEMENT, rank_of
 from grader.result.schema import CheckResult
+
+__all__ = ["PART", "ROOT", "STATEMENT", "Cause", "diagnosis", "from_exception"]
 
 
 @dataclass(frozen=True)
@@ -35,17 +38,16 @@ class Cause:
     key: str
     text: str
     hint: str = ""
-    # How far up the chain of causes this one sits: a probe that found an argument ignored or
-    # a part renamed explains the exceptions and differences that follow from it (ROOT), a
-    # part found to compute something else explains the checks that compare outputs (PART).
+    # How far up the chain of causes this one sits: an answer that is not the structure the
+    # statement asks for (another class than the one asked for) explains everything the checks
+    # find in it (STATEMENT); a probe that found an argument ignored or a part renamed explains
+    # the exceptions and differences that follow from it (ROOT), a part found to compute
+    # something else explains the checks that compare outputs (PART).
     rank: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         said: dict[str, Any] = {"key": self.key, "text": self.text, "hint": self.hint}
         return {**said, "rank": self.rank} if self.rank else said
-
-
-PART, ROOT = 1, 2
 
 
 def from_exception(info: dict, text: str, hint: str = "") -> Cause:
@@ -55,11 +57,6 @@ def from_exception(info: dict, text: str, hint: str = "") -> Cause:
     frames = info.get("frames") or []
     where = f"{frames[-1].get('file')}:{frames[-1].get('line')}" if frames else ""
     return Cause(f"raised:{info.get('type', 'Exception')}:{where}", text, hint)
-
-
-def _rank(cause: dict) -> int:
-    rank = cause.get("rank", 0)
-    return rank if type(rank) is int else 0
 
 
 def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
@@ -77,7 +74,7 @@ def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
             {"key": cause["key"], "cause": cause["text"], "hint": cause["hint"], "checks": []},
         )
         entry["checks"].append(check.name)
-        ranks[cause["key"]] = max(ranks.get(cause["key"], 0), _rank(cause))
+        ranks[cause["key"]] = max(ranks.get(cause["key"], 0), rank_of(cause))
     order = list(found)
     return sorted(
         found.values(),

@@ -190,7 +190,10 @@ def _own_read(key: str, read: str, holder: str, like: list[str], frame: dict) ->
     prefixed = [k for k in like if k.startswith(key) or key.startswith(k)]
     one = prefixed if len(prefixed) == 1 else like if len(like) == 1 else []
     if one:
-        fix = f"Read {one[0]!r} there, the exercise's name for it, and name it so in your own too"
+        fix = (
+            f"Read {one[0]!r} there, the exercise's name for it, and give your own config "
+            "that name too"
+        )
     else:
         fix = f"Read a key {given} has there"
     return f"{said}: your code reads {read} ({where}). {fix}."

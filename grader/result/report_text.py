@@ -32,6 +32,7 @@ from grader.result.common import (
     plural,
     points,
     shared_problem,
+    shown_under,
     status_label,
     visible,
     without_cause,
@@ -56,6 +57,7 @@ SNIPPET_LINES = 20  # the first failure's snippet is shown without -v up to this
 MESSAGE_LINES = 8  # lines of a first failure's message shown without -v
 SAME = "  (fails the same way)"
 SAME_CAUSE = "  (the same cause)"
+FOLLOWS = "  (follows from this cause)"
 
 
 def visible_len(text: str) -> int:
@@ -266,10 +268,15 @@ def _cause_lines(
     ex: ExerciseResult, shown: list[CheckResult], verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     """Each cause of the exercise's failures once, root cause first: the cause with its
-    evidence, its hint, then the checks it breaks (the first of all in full)."""
+    evidence, its hint, then the checks it breaks (the first of all in full). A cause that
+    follows from the first (``shown_under``) is not said: its checks are listed under the
+    first."""
     lines: list[str] = []
+    under = shown_under(ex)
     for n, entry in enumerate(ex.diagnosis):
-        members = [c for c in shown if c.cause and c.cause.get("key") == entry["key"]]
+        if under.get(entry["key"], entry["key"]) != entry["key"]:
+            continue
+        members = [c for c in shown if c.cause and under.get(c.cause.get("key")) == entry["key"]]
         if not members:
             continue
         lines += [st.paint(line, "1") for line in st.wrap(visible(entry["cause"]), 2, "Cause: ")]
@@ -280,18 +287,42 @@ def _cause_lines(
             if i == 0 and (n == 0 or verbose):
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
                 continue
+            if check.cause.get("key") != entry["key"]:
+                lines += _follower_lines(ex.id, check, verbose, st, pts_w)
+                continue
             rest = without_cause(check, parse_message(visible(check.message))).text
             if not rest.strip() or not verbose:
-                head = _check_head(check, st, pts_w)
-                if visible_len(head[-1]) + len(SAME_CAUSE) <= st.width:
-                    head[-1] += SAME_CAUSE
-                else:
-                    head.append(" " * 6 + SAME_CAUSE.strip())
+                head = _noted_head(check, SAME_CAUSE, st, pts_w)
                 lines += head
                 st.hide(ex.id)
             else:
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
     return lines
+
+
+def _noted_head(check: CheckResult, note: str, st: _Style, pts_w: int) -> list[str]:
+    """A check's head with ``note`` after its name, or on a line of its own."""
+    head = _check_head(check, st, pts_w)
+    if visible_len(head[-1]) + len(note) <= st.width:
+        head[-1] += note
+    else:
+        head.append(" " * 6 + note.strip())
+    return head
+
+
+def _follower_lines(
+    ex_id: str, check: CheckResult, verbose: bool, st: _Style, pts_w: int
+) -> list[str]:
+    """A check whose cause follows from the cause above it: its head and what it found (its
+    own cause is not said apart), in full with ``-v``."""
+    text = parse_message(visible(clip(check.message))).text
+    body = st.wrap(text, 6)
+    if not verbose and len(body) > BRIEF_LINES:
+        body = body[:BRIEF_LINES]
+        body[-1] = body[-1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis
+    if not verbose:
+        st.hide(ex_id)
+    return _noted_head(check, FOLLOWS, st, pts_w) + body
 
 
 def _summary(result: GradeResult, st: _Style) -> str:
