@@ -48,6 +48,10 @@ def judge_input(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     return torch.rand(shape, generator=torch.Generator().manual_seed(seed))
 
 
+# The kind of a causality failure whose evidence shows the causal mask missing: the only one the
+# causality checks' hints (which name that cause) are for.
+NO_MASK = "wrong:no-mask"
+
 # A wrapper with more heads than this is not rebuilt: it is wrong anyway (3.2 asks for two), and
 # rebuilding thousands of heads per example would stall the judge.
 MAX_HEADS = 64

@@ -24,6 +24,7 @@ from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_cl
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
+    NO_MASK,
     assert_causal,
     build_student,
     judge_input,
@@ -186,8 +187,13 @@ def check_same_computation(worker: Worker, ex: dict) -> None:
 
 
 def check_causal(worker: Worker, ex: dict) -> None:
-    handle = built(worker).handle
-    assert_causal(worker, handle, batch_of(ex), ex["keep"], ex["seed"], CALL, OWNER, EMB)
+    b, x = built(worker), batch_of(ex)
+    # Where the module departs from the book's (its mask, its softmax) is the evidence a hint
+    # needs: the localized cause brings its own.
+    with localized(
+        worker, {"handle": b.handle, "module": b.description}, lambda: rebuilt(worker), x
+    ):
+        assert_causal(worker, b.handle, x, ex["keep"], ex["seed"], CALL, OWNER, EMB)
 
 
 # --- snippets ---------------------------------------------------------------------------------
@@ -347,6 +353,7 @@ CHECKS = [
         hint="keep the causal mask: the scores above the diagonal are filled with -inf before "
         "the softmax (cut to the input's length), so token i attends only to tokens 0..i.",
         reproduce=reproduce_causal,
+        hint_kinds=(NO_MASK,),  # the hint names that cause: only with the evidence for it
         max_examples=8,
     ),
 ]
