@@ -127,7 +127,9 @@ def test_a_cause_that_follows_from_the_first_is_not_said_apart_its_checks_stay()
     rank follows from it: both reports list its check under the first cause, with what it
     found, and never say its cause and hint apart. Causes of an equal rank are both said."""
     result = ranked_result()
-    assert [d["key"] for d in result.exercises[0].diagnosis][0] == "structure:Mine"
+    first, second = result.exercises[0].diagnosis
+    assert first["key"] == "structure:Mine" and first["hint"] == "use the book's class"
+    assert second["key"] == "arguments" and second["hint"] == ""  # the root's hint says it
     text = report_text.render(result)
     assert "Cause: it is a Mine" in text and "Cause: it ignores dropout" not in text
     assert "pass dropout on" not in text and "It breaks 3 checks" in text

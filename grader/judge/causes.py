@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from grader.result.common import PART, ROOT, STATEMENT, rank_of
+from grader.result.common import PART, ROOT, STATEMENT, follows, rank_of
 from grader.result.schema import CheckResult
 
 __all__ = ["PART", "ROOT", "STATEMENT", "Cause", "diagnosis", "from_exception"]
@@ -62,7 +62,9 @@ def from_exception(info: dict, text: str, hint: str = "") -> Cause:
 def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
     """The causes of the failing ``checks``, root cause first (the highest rank, then the one
     that breaks the most checks, then the first met): ``{"key", "cause", "hint", "checks"}``
-    each, its text and hint those of the first check it breaks."""
+    each, its text and hint those of the first check it breaks. A cause that follows from the
+    first (``grader.result.common.follows``) keeps no hint: what to do is the root's hint, and
+    a report lists its checks under the root cause without saying it apart."""
     found: dict[str, dict] = {}
     ranks: dict[str, int] = {}
     for check in checks:
@@ -76,7 +78,11 @@ def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
         entry["checks"].append(check.name)
         ranks[cause["key"]] = max(ranks.get(cause["key"], 0), rank_of(cause))
     order = list(found)
-    return sorted(
+    ranked = sorted(
         found.values(),
         key=lambda d: (-ranks[d["key"]], -len(d["checks"]), order.index(d["key"])),
     )
+    for entry in ranked[1:]:
+        if follows(ranks[entry["key"]], ranks[ranked[0]["key"]]):
+            entry["hint"] = ""
+    return ranked

@@ -4,8 +4,10 @@ MultiHeadAttentionWrapper; it has no dropout layer. 2-dimensional and causal, bu
 structure the exercise asks for: that is the cause, the missing dropout follows from it."""
 # seen-in: issue 56 (an answer to 3.2 in a public repository: a split-head class of its own
 # seen-in: instead of the book's wrapper); public code search "MultiHeadAttention d_out=2
-# seen-in: num_heads=2" (chapter 3 notebooks that answer 3.2 with a split-head module)
+# seen-in: num_heads=2" (chapter 3 notebooks that answer 3.2 with a split-head module); it
+# seen-in: also ignores dropout, which follows from its own class having no dropout layer
 # cause: wrong-class
+# cause: ignored-argument
 # cause-words: not the book's MultiHeadAttentionWrapper
 # expect-failing: it is a MultiHeadAttentionWrapper with exactly two heads
 # expect-failing: computes what the book's MultiHeadAttentionWrapper computes
