@@ -152,16 +152,23 @@ def _table(result: GradeResult, st: _Style) -> list[str]:
     return lines
 
 
+def _brief(body: list[str], st: _Style) -> list[str]:
+    """At most ``BRIEF_LINES`` of a wrapped message, the last cut with an ellipsis."""
+    if len(body) <= BRIEF_LINES:
+        return body
+    return [
+        *body[: BRIEF_LINES - 1],
+        body[BRIEF_LINES - 1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis,
+    ]
+
+
 def _check_lines(
     ex_id: str, check: CheckResult, full: bool, verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     lines = _check_head(check, st, pts_w)
     msg = without_cause(check, parse_message(visible(clip(check.message))))
     if not full:
-        body = st.wrap(msg.text, 6)
-        if len(body) > BRIEF_LINES:
-            body = body[:BRIEF_LINES]
-            body[-1] = body[-1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis
+        body = _brief(st.wrap(msg.text, 6), st)
         if msg.expected or msg.hint or check.counterexample is not None or check.reproduce:
             st.hide(ex_id)
         return lines + body
@@ -242,12 +249,7 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
     for i, check in enumerate(uncaused):
         text = parse_message(visible(check.message)).text
         if text in seen and not verbose:
-            head = _check_head(check, st, pts_w)
-            if visible_len(head[-1]) + len(SAME) <= st.width:
-                head[-1] += SAME
-            else:
-                head.append(" " * 6 + SAME.strip())
-            lines += head
+            lines += _noted_head(check, SAME, st, pts_w)
             if check.counterexample is not None or check.reproduce:
                 st.hide(ex.id)
             continue
@@ -292,8 +294,7 @@ def _cause_lines(
                 continue
             rest = without_cause(check, parse_message(visible(check.message))).text
             if not rest.strip() or not verbose:
-                head = _noted_head(check, SAME_CAUSE, st, pts_w)
-                lines += head
+                lines += _noted_head(check, SAME_CAUSE, st, pts_w)
                 st.hide(ex.id)
             else:
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
@@ -310,19 +311,14 @@ def _noted_head(check: CheckResult, note: str, st: _Style, pts_w: int) -> list[s
     return head
 
 
-def _follower_lines(
-    ex_id: str, check: CheckResult, verbose: bool, st: _Style, pts_w: int
-) -> list[str]:
+def _follower_lines(ex_id: str, check: CheckResult, verbose: bool, st: _Style, w: int) -> list[str]:
     """A check whose cause follows from the cause above it: its head and what it found (its
     own cause is not said apart), in full with ``-v``."""
-    text = parse_message(visible(clip(check.message))).text
-    body = st.wrap(text, 6)
-    if not verbose and len(body) > BRIEF_LINES:
-        body = body[:BRIEF_LINES]
-        body[-1] = body[-1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis
+    body = st.wrap(parse_message(visible(clip(check.message))).text, 6)
     if not verbose:
         st.hide(ex_id)
-    return _noted_head(check, FOLLOWS, st, pts_w) + body
+        body = _brief(body, st)
+    return _noted_head(check, FOLLOWS, st, w) + body
 
 
 def _summary(result: GradeResult, st: _Style) -> str:
