@@ -294,6 +294,12 @@ def follows(rank: int, first_rank: int) -> bool:
     return first_rank >= ROOT and rank < first_rank
 
 
+def cause_key(check: CheckResult) -> str:
+    """The key of a failing check's cause, ``""`` when it has none."""
+    key = (check.cause or {}).get("key") if not check.passed else None
+    return key if isinstance(key, str) else ""
+
+
 def shown_under(ex: ExerciseResult) -> dict[str, str]:
     """For each cause of ``ex.diagnosis`` (root cause first), the key of the cause it is shown
     under: its own, or the first cause's when it follows from it (``follows``). A report says
@@ -302,8 +308,7 @@ def shown_under(ex: ExerciseResult) -> dict[str, str]:
     keys = [d["key"] for d in ex.diagnosis if isinstance(d, dict) and isinstance(d.get("key"), str)]
     ranks: dict[str, int] = {}
     for check in ex.checks:
-        key = (check.cause or {}).get("key") if not check.passed else None
-        if key in keys:
+        if (key := cause_key(check)) in keys:
             ranks[key] = max(ranks.get(key, 0), rank_of(check.cause))
     if not keys:
         return {}

@@ -14,6 +14,7 @@ import jinja2
 
 from grader.result.common import (
     Message,
+    cause_key,
     clip,
     count_of,
     is_not_done,
@@ -131,8 +132,8 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
     view.causes = list(causes.values())
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)
-        own = (check.cause or {}).get("key")
-        cause = causes.get(under.get(own, own)) if not check.passed else None
+        own = cause_key(check)
+        cause = causes.get(under.get(own, own)) if own else None
         if cause is not None and cause.first is None:
             cause.first = c
             continue

@@ -20,6 +20,7 @@ from typing import TextIO
 
 from grader.result.common import (
     STATUS_LABEL,
+    cause_key,
     clip,
     count_of,
     example_text,
@@ -270,15 +271,14 @@ def _cause_lines(
     ex: ExerciseResult, shown: list[CheckResult], verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     """Each cause of the exercise's failures once, root cause first: the cause with its
-    evidence, its hint, then the checks it breaks (the first of all in full). A cause that
-    follows from the first (``shown_under``) is not said: its checks are listed under the
-    first."""
+    evidence, its hint, then the checks it breaks (the first of all in full), with those of the
+    causes that follow from it (``shown_under``), which are not said apart."""
     lines: list[str] = []
     under = shown_under(ex)
     for n, entry in enumerate(ex.diagnosis):
         if under.get(entry["key"], entry["key"]) != entry["key"]:
             continue
-        members = [c for c in shown if c.cause and under.get(c.cause.get("key")) == entry["key"]]
+        members = [c for c in shown if under.get(cause_key(c)) == entry["key"]]
         if not members:
             continue
         lines += [st.paint(line, "1") for line in st.wrap(visible(entry["cause"]), 2, "Cause: ")]
@@ -289,7 +289,7 @@ def _cause_lines(
             if i == 0 and (n == 0 or verbose):
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
                 continue
-            if check.cause.get("key") != entry["key"]:
+            if cause_key(check) != entry["key"]:
                 lines += _follower_lines(ex.id, check, verbose, st, pts_w)
                 continue
             rest = without_cause(check, parse_message(visible(check.message))).text
