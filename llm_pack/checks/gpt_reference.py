@@ -153,17 +153,20 @@ def per_config(off: int, recount: Recount) -> tuple[Scaled, str] | None:
     counted the new number of times. ``(that explanation, what the second answer was)``;
     None when none is confirmed."""
     cfg = recount.cfg
-    for one in scaled(off, recount.parts_of(cfg), cfg):
-        key, name, how, _ = one
+    candidates = scaled(off, recount.parts_of(cfg), cfg)
+    for key in dict.fromkeys(c[0] for c in candidates):  # one question per config value
         other = other_value(cfg, key)
         again = _count_again(recount, other) if other is not None else None
         if other is None or again is None or type(again[0]) is not int:
             continue
         got, expected = again
-        confirmed = scaled(got - expected, recount.parts_of(other), other)
-        if any(c[:3] == (key, name, how) for c in confirmed):
-            said = f"with {key} = {other[key]} it returns {got:,}, where {expected:,} is right"
-            return one, said
+        confirmed = {c[:3] for c in scaled(got - expected, recount.parts_of(other), other)}
+        for one in candidates:
+            if one[0] == key and one[:3] in confirmed:
+                return (
+                    one,
+                    f"with {key} = {other[key]} it returns {got:,}, where {expected:,} is right",
+                )
     return None
 
 
