@@ -325,8 +325,9 @@ CHECKS = [
         points=2,
         strategy=gpt2_inputs(max_tokens=512),
         run=check_any_length,
-        hint="an input of width d_in goes in, and the causal mask, a context_length x "
-        "context_length buffer cut to the input's length, must cover every token of it.",
+        # A too-short mask found by its probe brings its own hint; this one names no cause.
+        hint="the module takes any input of shape (batch, n_tokens, 768) with n_tokens up to "
+        "1024: print its weights' shapes and its mask's, and run it on the snippet's input.",
         reproduce=reproduce_any_length,
         hint_kinds=(*hints.OWN_KINDS, "raised:RuntimeError"),  # a mask too short for the input
         max_examples=8,
