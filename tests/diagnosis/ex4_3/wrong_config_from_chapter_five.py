@@ -2,7 +2,8 @@
 (shortened there to train on a laptop): the exercise asks for GPT_CONFIG_124M with only the
 dropout rates changed, and GPT-2 small reads 1024 tokens. The classes are right."""
 # seen-in: public code, find_string id 56544204874 (a chapter 4 answer whose GPT_CONFIG_124M has
-# seen-in: "context_length": 256 next to its three dropout rates)
+# seen-in: "context_length": 256 next to its three dropout rates); find_string ids 28578356279
+# seen-in: and 49217675 (configs with the three rates and "context_length": 256)
 # cause: gpt2-sizes
 # cause-words: context_length, 1024
 # expect-failing: GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M with drop_rate replaced by the three
