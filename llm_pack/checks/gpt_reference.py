@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from grader.pack import judge as hints
-from grader.pack.judge import ROOT, Cause, CheckFailed, StudentError, Worker, explain_student_error
+from grader.pack.judge import PART, Cause, CheckFailed, StudentError, Worker, explain_student_error
 from llm_pack.checks.count_parts import Scaled, explain, scaled
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
@@ -211,7 +211,9 @@ def wrong_count(
         return CheckFailed(message, hints.count())
     if book is not None and got == book != expected:
         said = f"{book:,} is the count for GPT_CONFIG_124M: the function does not follow cfg"
-        cause = Cause(IGNORES_CFG, f"{message} ({said})", rank=ROOT)
+        # Said before the other counts' causes, yet no root of them (PART, not ROOT): each
+        # counting function is an answer of its own, and a report hides what follows a root.
+        cause = Cause(IGNORES_CFG, f"{message} ({said})", rank=PART)
         return CheckFailed(f"{message} ({said})", IGNORES_CFG, cause=cause)
     off = got - expected
     for offset, why, mistake in mistakes:
