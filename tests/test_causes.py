@@ -294,3 +294,41 @@ def test_the_notebook_view_says_a_cause_once_and_lists_every_check_it_breaks():
     assert "eval logits" in html and "train logits" in html and "config wrong" in html
     assert html.index(GELU.text) < html.index("eval logits") < html.index("config wrong")
     assert "Cause: " + GELU.text in repr(report)  # the plain-text view, as in a terminal
+
+
+# --- hints with evidence ----------------------------------------------------------------------
+
+
+def _cause_patterns():
+    import importlib.util
+    import sys
+
+    from support import ROOT
+
+    name = "bench_diagnosis"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / "diagnosis.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name].causes_named
+
+
+def test_a_hint_for_a_failure_of_no_known_cause_names_none():
+    """A check's own hint for a wrong count, output or exception that no probe explained says
+    where to look, never a cause (no "both linear layers have a bias", no "read
+    cfg['qkv_bias']"): a hint that names a cause is kept for the kind its evidence sets."""
+    from grader.judge.hints import OWN_KINDS
+    from llm_pack.checks import ex3_2, ex3_3, ex4_1, ex4_2
+    from llm_pack.checks.ex4_3_block import BLOCK_CHECK
+
+    causes_named = _cause_patterns()
+    unexplained = [*ex4_1.CHECKS[:3], ex4_2.CHECKS[2], ex3_3.CHECKS[2], BLOCK_CHECK]
+    for check in unexplained:  # each hint is for a kind of failure no probe explained
+        assert set(check.hint_kinds) & set(OWN_KINDS), check.name
+    assert {c.name: causes_named(c.hint) for c in unexplained if causes_named(c.hint)} == {}
+    # The hints that name a cause are for the kinds their evidence sets, and only those.
+    width = next(c for c in ex3_2.CHECKS if "2-dimensional" in c.name)
+    assert width.hint_kinds == ("wrong:head-width",) and causes_named(width.hint)
+    assert ex3_3.CHECKS[-1].hint_kinds == ("wrong:no-mask",)
+    assert ex4_2.CHECKS[3].hint_kinds == ("count:inexact",)
