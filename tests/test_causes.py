@@ -332,3 +332,38 @@ def test_a_hint_for_a_failure_of_no_known_cause_names_none():
     assert width.hint_kinds == ("wrong:head-width",) and causes_named(width.hint)
     assert ex3_3.CHECKS[-1].hint_kinds == ("wrong:no-mask",)
     assert ex4_2.CHECKS[3].hint_kinds == ("count:inexact",)
+
+
+COUNTED_PER_BLOCK = """\
+from reference import GPTModel
+
+
+def _over_blocks(cfg, part):  # a model's blocks, each one's part: n_layers of them
+    model = GPTModel(cfg)
+    return sum(p.numel() for block in model.trf_blocks for p in getattr(block, part).parameters())
+
+
+def feedforward_params(cfg):
+    return _over_blocks(cfg, "ff")
+
+
+def attention_params(cfg):
+    return sum(p.numel() for p in GPTModel(cfg).trf_blocks[0].att.parameters())
+"""
+
+
+def test_a_count_summed_over_the_blocks_is_told_n_layers_and_no_other_cause(tmp_path):
+    """4.1 answered over every block (a public answer, find_string id 11722593435): ff counted
+    n_layers times, confirmed by asking again; no hint names biases or qkv_bias."""
+    from support import grade_folder, make_submission
+
+    answer = tmp_path / "answer.py"
+    answer.write_text(COUNTED_PER_BLOCK)
+    result = grade_folder(make_submission(tmp_path / "sub", {"4.1": answer}), ["4.1"])
+    (exercise,) = result.exercises
+    first = exercise.diagnosis[0]
+    assert "counted" in first["cause"] and "being n_layers" in first["cause"]
+    assert "not once per n_layers" in first["hint"]
+    said = " ".join(c.message for c in exercise.checks) + str(exercise.diagnosis)
+    assert "bias" not in said and "Count from cfg" not in said
+    assert all(c.passed for c in exercise.checks if "attention_params" in c.name)
