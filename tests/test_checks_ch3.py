@@ -17,6 +17,7 @@ from hypothesis import find as hypothesis_find
 from hypothesis import strategies as st
 from support import CORPUS, SOLUTION, clone_of, grade_folder, paste
 
+from grader.judge.causes import STATEMENT
 from grader.judge.launch.handle import StudentError
 from grader.judge.properties import CheckFailed, run_check
 from grader.protocol import wire
@@ -195,8 +196,14 @@ def test_wrapper_rebuild_refuses_another_class_in_plain_words():
             describe_module(MultiHeadAttention(3, 2, 4, 0.0, 2), attrs=ATTRS), "the module"
         )
     message = str(info.value)
-    assert "MultiHeadAttention with no heads.0.W_query.weight" in message
+    assert (
+        "is a MultiHeadAttention, not the book's MultiHeadAttentionWrapper: its state_dict() has "
+        "no heads.0.W_query.weight" in message
+    )
     assert "out_proj.weight" in message  # what the module holds instead
+    # Not the structure the statement asks for: the root cause, before what follows from it.
+    cause = info.value.cause
+    assert cause.key == "structure:MultiHeadAttention" and cause.rank == STATEMENT
 
 
 def test_wrapper_rebuild_names_missing_and_unexpected_keys():

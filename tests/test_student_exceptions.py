@@ -76,8 +76,15 @@ def test_a_missing_config_key_gets_a_hint_with_both_places_and_the_keys_the_conf
     )
     assert "use a class of your own" in shared and "instead of TransformerBlock" in shared
     own = hints.from_exception(OWN_RAISE, example)
-    assert own.startswith("your config has no 'drop_rate' (it has 'drop_rate_emb'")
-    assert "your code reads it (in answer.py, line 30, in __init__)" in own
+    assert own.startswith("the config your code was given has no 'drop_rate' (it has 'drop_rate_")
+    assert 'your code reads cfg["drop_rate"] (in answer.py, line 30, in __init__)' in own
+    assert "add" not in own  # the given config is the exercise's: adding to one's own fixes nothing
+    # A key the answer names otherwise than the exercise: the exercise's name for it.
+    att = {**OWN_RAISE, "message": "'drop_rate_att'", "frames": [
+        {**OWN_RAISE["frames"][0], "code": "dropout=cfg['drop_rate_att'],"}]}  # fmt: skip
+    told = hints.from_exception(att, example)
+    assert "has no 'drop_rate_att' (it has 'drop_rate_attn'" in told
+    assert "Read 'drop_rate_attn' there, the exercise's name for it" in told
     # Only the evidence of a read of that very key: any other KeyError gets no such hint.
     other = {**OWN_RAISE, "message": "'emb_dim'"}
     assert hints.from_exception(other, example) == ""
@@ -202,10 +209,8 @@ def test_a_copied_class_that_reads_the_old_key_is_named_in_the_students_file(tmp
     alone = next(c for c in checks if "on its own" in c.name)
     said = parse_message(alone.message)
     assert f"(in ex4_3_split_dropout.py, line {read}, in __init__" in said.text
-    assert hint_of(alone).startswith("your config has no 'drop_rate'")
-    assert f"your code reads it (in ex4_3_split_dropout.py, line {read}, in __init__)" in hint_of(
-        alone
-    )
+    assert hint_of(alone).startswith("the config your code was given has no 'drop_rate'")
+    assert f"(in ex4_3_split_dropout.py, line {read}, in __init__)" in hint_of(alone)
     # GPTModel is the shared class itself: the line that names it, and the line that raised.
     keys = next(c for c in checks if "state_dict keys" in c.name)
     model = parse_message(keys.message)

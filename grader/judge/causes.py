@@ -23,7 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from grader.result.common import PART, ROOT, STATEMENT, follows, rank_of
 from grader.result.schema import CheckResult
+
+__all__ = ["PART", "ROOT", "STATEMENT", "Cause", "diagnosis", "from_exception"]
 
 
 @dataclass(frozen=True)
@@ -35,17 +38,16 @@ class Cause:
     key: str
     text: str
     hint: str = ""
-    # How far up the chain of causes this one sits: a probe that found an argument ignored or
-    # a part renamed explains the exceptions and differences that follow from it (ROOT), a
-    # part found to compute something else explains the checks that compare outputs (PART).
+    # How far up the chain of causes this one sits: an answer that is not the structure the
+    # statement asks for (another class than the one asked for) explains everything the checks
+    # find in it (STATEMENT); a probe that found an argument ignored or a part renamed explains
+    # the exceptions and differences that follow from it (ROOT), a part found to compute
+    # something else explains the checks that compare outputs (PART).
     rank: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         said: dict[str, Any] = {"key": self.key, "text": self.text, "hint": self.hint}
         return {**said, "rank": self.rank} if self.rank else said
-
-
-PART, ROOT = 1, 2
 
 
 def from_exception(info: dict, text: str, hint: str = "") -> Cause:
@@ -57,15 +59,12 @@ def from_exception(info: dict, text: str, hint: str = "") -> Cause:
     return Cause(f"raised:{info.get('type', 'Exception')}:{where}", text, hint)
 
 
-def _rank(cause: dict) -> int:
-    rank = cause.get("rank", 0)
-    return rank if type(rank) is int else 0
-
-
 def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
     """The causes of the failing ``checks``, root cause first (the highest rank, then the one
     that breaks the most checks, then the first met): ``{"key", "cause", "hint", "checks"}``
-    each, its text and hint those of the first check it breaks."""
+    each, its text and hint those of the first check it breaks. A cause that follows from the
+    first (``grader.result.common.follows``) keeps no hint: what to do is the root's hint, and
+    a report lists its checks under the root cause without saying it apart."""
     found: dict[str, dict] = {}
     ranks: dict[str, int] = {}
     for check in checks:
@@ -77,9 +76,13 @@ def diagnosis(checks: Sequence[CheckResult]) -> list[dict]:
             {"key": cause["key"], "cause": cause["text"], "hint": cause["hint"], "checks": []},
         )
         entry["checks"].append(check.name)
-        ranks[cause["key"]] = max(ranks.get(cause["key"], 0), _rank(cause))
+        ranks[cause["key"]] = max(ranks.get(cause["key"], 0), rank_of(cause))
     order = list(found)
-    return sorted(
+    ranked = sorted(
         found.values(),
         key=lambda d: (-ranks[d["key"]], -len(d["checks"]), order.index(d["key"])),
     )
+    for entry in ranked[1:]:
+        if follows(ranks[entry["key"]], ranks[ranked[0]["key"]]):
+            entry["hint"] = ""
+    return ranked

@@ -180,6 +180,25 @@ def _quoted(keys: list[str]) -> str:
     return said[0] if len(said) == 1 else f"{', '.join(said[:-1])} and {said[-1]}"
 
 
+def _own_read(key: str, read: str, holder: str, like: list[str], frame: dict) -> str:
+    """The hint for the student's own line ``read`` (``cfg['key']``) that raised: the dict the
+    grader gave their code lacks ``key``, whatever their own config holds, so the fix is to read
+    the key that dict has (``like``), never to add ``key`` to a config of theirs."""
+    given = "the config your code was given" if holder == "your config" else holder
+    where = f"in {frame['file']}, line {frame['line']}, in {frame['function']}"
+    said = f"{given} has no {key!r}" + (f" (it has {_quoted(like)})" if like else "")
+    prefixed = [k for k in like if k.startswith(key) or key.startswith(k)]
+    one = prefixed if len(prefixed) == 1 else like if len(like) == 1 else []
+    if one:
+        fix = (
+            f"Read {one[0]!r} there, the exercise's name for it, and give your own config "
+            "that name too"
+        )
+    else:
+        fix = f"Read a key {given} has there"
+    return f"{said}: your code reads {read} ({where}). {fix}."
+
+
 def missing_key(info: dict, example: Any = None) -> str:
     """The hint for a ``KeyError`` raised on a line that reads that key of a dict (the last of
     ``info``'s frames: the student's, or shared code's, whose file is a path ``pkg/mod.py``),
@@ -196,11 +215,7 @@ def missing_key(info: dict, example: Any = None) -> str:
     like = _like(key, example)
     lacks = f"{holder} has no {key!r}" + (f" (it has {_quoted(like)})" if like else "")
     if "/" not in frame["file"]:  # the student's own line
-        return (
-            f"{lacks}: your code reads it (in {frame['file']}, line {frame['line']}, in "
-            f"{frame['function']}). Read a key {holder} has there, or add {key!r} to "
-            f"{holder} if it belongs there."
-        )
+        return _own_read(key, read.group(0), holder, like, frame)
     owner, method = frame["function"].split(".")[0], "." in frame["function"]
     return (
         f"{lacks}: {frame['function']} at {frame['file']}, line {frame['line']} reads it. "

@@ -38,8 +38,9 @@ a pack's hint for a known mistake.
 Causes: ``Cause(key, text, hint="", rank=0)``, what the evidence in this answer says went
 wrong; a check raises ``CheckFailed(message, kind, cause=Cause(...))`` and the failures whose
 causes share a ``key`` are explained once, with the checks they break under it. ``rank``
-orders causes up their chain: ``ROOT`` (an argument ignored, a part renamed: it explains what
-follows from it), ``PART`` (a part found to compute something else), 0 otherwise.
+orders causes up their chain: ``STATEMENT`` (not the structure the statement asks for: another
+class), ``ROOT`` (an argument ignored, a part renamed: it explains what follows from it),
+``PART`` (a part found to compute something else), 0 otherwise.
 
 Shared state: ``seeded(seed)`` (torch's generator, seeded and locked for the block),
 ``remembered`` (an expected value computed once per process), ``on_forget``.
@@ -52,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from grader.judge.causes import PART, ROOT, Cause
+from grader.judge.causes import PART, ROOT, STATEMENT, Cause
 from grader.judge.declared import close, literal, same_as_reference
 from grader.judge.declared_module import same_module_as_reference
 from grader.judge.differences import largest_text, pair_text
@@ -124,6 +125,7 @@ __all__ = [
     "OWN_KINDS",
     "PART",
     "ROOT",
+    "STATEMENT",
     "RTOL",
     "SHAPE",
     "STRUCTURE",

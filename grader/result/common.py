@@ -272,3 +272,45 @@ def percent(score: float, max_score: float) -> int:
 def points(value: float) -> str:
     """Points without a trailing ``.0``: 5, 2.5, 0.333."""
     return f"{round(value, 3):g}"
+
+
+# --- causes that follow from the first --------------------------------------------------------
+# How far up the chain of causes a cause sits (``CheckResult.cause["rank"]``, set by the judge,
+# ``grader.judge.causes``): a part found to compute something else (PART), an argument ignored
+# or a part renamed (ROOT), not the structure the statement asks for (STATEMENT).
+PART, ROOT, STATEMENT = 1, 2, 3
+
+
+def rank_of(cause: Any) -> int:
+    """The rank of a check's cause (``CheckResult.cause``), 0 when it has none."""
+    rank = cause.get("rank", 0) if isinstance(cause, dict) else 0
+    return rank if type(rank) is int else 0
+
+
+def follows(rank: int, first_rank: int) -> bool:
+    """Whether a cause of ``rank`` follows from an exercise's first cause, of ``first_rank``:
+    under a root cause (the answer's structure, an argument it ignores) every cause of a lower
+    rank is what that root makes of the checks, not a second mistake."""
+    return first_rank >= ROOT and rank < first_rank
+
+
+def cause_key(check: CheckResult) -> str:
+    """The key of a failing check's cause, ``""`` when it has none."""
+    key = (check.cause or {}).get("key") if not check.passed else None
+    return key if isinstance(key, str) else ""
+
+
+def shown_under(ex: ExerciseResult) -> dict[str, str]:
+    """For each cause of ``ex.diagnosis`` (root cause first), the key of the cause it is shown
+    under: its own, or the first cause's when it follows from it (``follows``). A report says
+    the first cause, and a second one only when it does not follow from the first; the checks
+    of a cause that follows are listed under the first."""
+    keys = [d["key"] for d in ex.diagnosis if isinstance(d, dict) and isinstance(d.get("key"), str)]
+    ranks: dict[str, int] = {}
+    for check in ex.checks:
+        if (key := cause_key(check)) in keys:
+            ranks[key] = max(ranks.get(key, 0), rank_of(check.cause))
+    if not keys:
+        return {}
+    first = keys[0]
+    return {k: first if follows(ranks.get(k, 0), ranks.get(first, 0)) else k for k in keys}

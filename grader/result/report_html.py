@@ -14,6 +14,7 @@ import jinja2
 
 from grader.result.common import (
     Message,
+    cause_key,
     clip,
     count_of,
     is_not_done,
@@ -23,6 +24,7 @@ from grader.result.common import (
     percent,
     points,
     shared_problem,
+    shown_under,
     status_label,
     student_file,
     value_text,
@@ -120,19 +122,25 @@ def _exercise_view(ex: ExerciseResult) -> ExerciseView:
         problem=None if problem is None else _clipped(parse_message(problem)),
         not_done=None if unfinished is None else visible(clip(unfinished[0])),
     )
+    under = shown_under(ex)  # a cause that follows from the first is shown under it
     causes = {
         d["key"]: CauseView(visible(clip(d["cause"])), visible(clip(d["hint"])), d["checks"])
         for d in (ex.diagnosis if problem is None else [])
+        if under.get(d["key"], d["key"]) == d["key"]
     }
+    for d in ex.diagnosis if problem is None else []:
+        if (shown := under.get(d["key"], d["key"])) != d["key"] and shown in causes:
+            causes[shown].checks = [*causes[shown].checks, *d["checks"]]
     view.causes = list(causes.values())
     for i, check in enumerate(ex.checks):
         c = _check_view(anchor, i, check)
-        cause = causes.get((check.cause or {}).get("key")) if not check.passed else None
+        own = cause_key(check)
+        cause = causes.get(under.get(own, own)) if own else None
         if cause is not None and cause.first is None:
             cause.first = c
             continue
         if cause is not None:
-            c.note = "the same cause"
+            c.note = "the same cause" if under.get(own, own) == own else "follows from this cause"
             cause.rest.append(c)
             continue
         if c.passed:

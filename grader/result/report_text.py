@@ -20,6 +20,7 @@ from typing import TextIO
 
 from grader.result.common import (
     STATUS_LABEL,
+    cause_key,
     clip,
     count_of,
     example_text,
@@ -32,6 +33,7 @@ from grader.result.common import (
     plural,
     points,
     shared_problem,
+    shown_under,
     status_label,
     visible,
     without_cause,
@@ -56,6 +58,7 @@ SNIPPET_LINES = 20  # the first failure's snippet is shown without -v up to this
 MESSAGE_LINES = 8  # lines of a first failure's message shown without -v
 SAME = "  (fails the same way)"
 SAME_CAUSE = "  (the same cause)"
+FOLLOWS = "  (follows from this cause)"
 
 
 def visible_len(text: str) -> int:
@@ -181,16 +184,23 @@ def _table(result: GradeResult, st: _Style) -> list[str]:
     return lines
 
 
+def _brief(body: list[str], st: _Style) -> list[str]:
+    """At most ``BRIEF_LINES`` of a wrapped message, the last cut with an ellipsis."""
+    if len(body) <= BRIEF_LINES:
+        return body
+    return [
+        *body[: BRIEF_LINES - 1],
+        body[BRIEF_LINES - 1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis,
+    ]
+
+
 def _check_lines(
     ex_id: str, check: CheckResult, full: bool, verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     lines = _check_head(check, st, pts_w)
     msg = without_cause(check, parse_message(visible(clip(check.message))))
     if not full:
-        body = st.wrap(msg.text, 6)
-        if len(body) > BRIEF_LINES:
-            body = body[:BRIEF_LINES]
-            body[-1] = body[-1][: st.width - len(st.ellipsis)].rstrip() + st.ellipsis
+        body = _brief(st.wrap(msg.text, 6), st)
         if msg.expected or msg.hint or check.counterexample is not None or check.reproduce:
             st.hide(ex_id)
         return lines + body
@@ -271,12 +281,7 @@ def _exercise_lines(ex: ExerciseResult, verbose: bool, st: _Style) -> list[str]:
     for i, check in enumerate(uncaused):
         text = parse_message(visible(check.message)).text
         if text in seen and not verbose:
-            head = _check_head(check, st, pts_w)
-            if visible_len(head[-1]) + len(SAME) <= st.width:
-                head[-1] += SAME
-            else:
-                head.append(" " * 6 + SAME.strip())
-            lines += head
+            lines += _noted_head(check, SAME, st, pts_w)
             if check.counterexample is not None or check.reproduce:
                 st.hide(ex.id)
             continue
@@ -297,10 +302,14 @@ def _cause_lines(
     ex: ExerciseResult, shown: list[CheckResult], verbose: bool, st: _Style, pts_w: int
 ) -> list[str]:
     """Each cause of the exercise's failures once, root cause first: the cause with its
-    evidence, its hint, then the checks it breaks (the first of all in full)."""
+    evidence, its hint, then the checks it breaks (the first of all in full), with those of the
+    causes that follow from it (``shown_under``), which are not said apart."""
     lines: list[str] = []
+    under = shown_under(ex)
     for n, entry in enumerate(ex.diagnosis):
-        members = [c for c in shown if c.cause and c.cause.get("key") == entry["key"]]
+        if under.get(entry["key"], entry["key"]) != entry["key"]:
+            continue
+        members = [c for c in shown if under.get(cause_key(c)) == entry["key"]]
         if not members:
             continue
         lines += [st.paint(line, "1") for line in st.wrap(visible(entry["cause"]), 2, "Cause: ")]
@@ -311,18 +320,36 @@ def _cause_lines(
             if i == 0 and (n == 0 or verbose):
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
                 continue
+            if cause_key(check) != entry["key"]:
+                lines += _follower_lines(ex.id, check, verbose, st, pts_w)
+                continue
             rest = without_cause(check, parse_message(visible(check.message))).text
             if not rest.strip() or not verbose:
-                head = _check_head(check, st, pts_w)
-                if visible_len(head[-1]) + len(SAME_CAUSE) <= st.width:
-                    head[-1] += SAME_CAUSE
-                else:
-                    head.append(" " * 6 + SAME_CAUSE.strip())
-                lines += head
+                lines += _noted_head(check, SAME_CAUSE, st, pts_w)
                 st.hide(ex.id)
             else:
                 lines += _check_lines(ex.id, check, True, verbose, st, pts_w)
     return lines
+
+
+def _noted_head(check: CheckResult, note: str, st: _Style, pts_w: int) -> list[str]:
+    """A check's head with ``note`` after its name, or on a line of its own."""
+    head = _check_head(check, st, pts_w)
+    if visible_len(head[-1]) + len(note) <= st.width:
+        head[-1] += note
+    else:
+        head.append(" " * 6 + note.strip())
+    return head
+
+
+def _follower_lines(ex_id: str, check: CheckResult, verbose: bool, st: _Style, w: int) -> list[str]:
+    """A check whose cause follows from the cause above it: its head and what it found (its
+    own cause is not said apart), in full with ``-v``."""
+    body = st.wrap(parse_message(visible(clip(check.message))).text, 6)
+    if not verbose:
+        st.hide(ex_id)
+        body = _brief(body, st)
+    return _noted_head(check, FOLLOWS, st, w) + body
 
 
 def _summary(result: GradeResult, st: _Style) -> str:

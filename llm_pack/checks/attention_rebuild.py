@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -22,6 +24,7 @@ from grader.pack.judge import (
     ATOL,
     ROOT,
     RTOL,
+    STATEMENT,
     Cause,
     CheckFailed,
     StudentError,
@@ -44,6 +47,10 @@ def judge_input(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     """The input the judge feeds both modules, made exactly as ``INPUT_SOURCE`` makes it."""
     return torch.rand(shape, generator=torch.Generator().manual_seed(seed))
 
+
+# The kind of a causality failure whose evidence shows the causal mask missing: the only one the
+# causality checks' hints (which name that cause) are for.
+NO_MASK = "wrong:no-mask"
 
 # A wrapper with more heads than this is not rebuilt: it is wrong anyway (3.2 asks for two), and
 # rebuilding thousands of heads per example would stall the judge.
@@ -289,10 +296,13 @@ def wrapper_config(description: dict, owner: str) -> dict:
         num_heads += 1
     if num_heads == 0:
         have = _keys_text(sorted(state)) or "nothing"
+        kind = description["class"]
+        book = "MultiHeadAttentionWrapper"
+        other = "" if kind == book else f", not the book's {book}"
         raise CheckFailed(
-            f"{owner} is a {description['class']} with no heads.0.W_query.weight in its "
-            "state_dict(): the book's MultiHeadAttentionWrapper keeps one CausalAttention per "
-            f"head in self.heads. Your module's state_dict() holds: {have}",
+            f"{owner} is a {kind}{other}: its state_dict() has no heads.0.W_query.weight, and "
+            f"the book's {book} keeps one CausalAttention per head in self.heads. Your "
+            f"module's state_dict() holds: {have}",
             hints.STRUCTURE,
         )
     if num_heads > MAX_HEADS:
@@ -312,9 +322,29 @@ def wrapper_config(description: dict, owner: str) -> dict:
     }
 
 
+@contextmanager
+def structure_cause(description: dict) -> Iterator[None]:
+    """A module the judge cannot rebuild as the book's class (a ``STRUCTURE`` failure) is not
+    the structure the statement asks for: that failure is the answer's root cause
+    (``STATEMENT``), ranked before what the other checks find in the module, which follows
+    from it (its dropout layers, widths, outputs)."""
+    try:
+        yield
+    except CheckFailed as failed:
+        if failed.kind == hints.STRUCTURE and failed.cause is None:
+            said = str(failed).partition("\n")[0]
+            failed.cause = Cause(f"structure:{description.get('class')}", said, rank=STATEMENT)
+        raise
+
+
 def rebuild_wrapper(description: dict, owner: str) -> nn.Module:
     """A clean reference ``MultiHeadAttentionWrapper`` holding the described module's weights
     and dropout rates."""
+    with structure_cause(description):
+        return _rebuild_wrapper(description, owner)
+
+
+def _rebuild_wrapper(description: dict, owner: str) -> nn.Module:
     cfg = wrapper_config(description, owner)
     with warnings.catch_warnings():  # zero-width heads are the student's; no warning here
         warnings.simplefilter("ignore")
@@ -350,7 +380,8 @@ def mha_config(description: dict, owner: str) -> dict:
 
 def rebuild_mha(description: dict, owner: str) -> nn.Module:
     """A clean reference ``MultiHeadAttention`` holding the described module's weights."""
-    cfg = mha_config(description, owner)
-    with seeded(None):  # its weights are replaced by load_into; the lock keeps its draws apart
-        reference = MultiHeadAttention(**cfg)
-    return load_into(reference, description, owner)
+    with structure_cause(description):
+        cfg = mha_config(description, owner)
+        with seeded(None):  # its weights are replaced by load_into; the lock keeps its draws apart
+            reference = MultiHeadAttention(**cfg)
+        return load_into(reference, description, owner)

@@ -27,7 +27,7 @@ def parts(make: Callable[[], nn.Module], prefix: str = "") -> dict[str, tuple[in
     """The parts of the reference module ``make`` builds (on the meta device: no memory):
     every parameter and every module that holds some, and every buffer, by name after
     ``prefix`` (a GPTModel's blocks as ``trf_blocks.*``), with its number of values and whether
-    it is a buffer."""
+    it is a buffer; with a ``prefix``, the module itself too, last."""
     with torch.device("meta"):
         build = make()
     found: dict[str, tuple[int, bool]] = {}
@@ -44,6 +44,11 @@ def parts(make: Callable[[], nn.Module], prefix: str = "") -> dict[str, tuple[in
             add(".".join(pieces[: i + 1]) + " (all of it)", p.numel(), False)
     for name, b in build.named_buffers():
         add(_BLOCK.sub("trf_blocks.*.", name), b.numel(), True)
+    if prefix:  # the module itself, a part of the module it is named from
+        found[prefix.rstrip(".") + " (all of it)"] = (
+            sum(p.numel() for p in build.parameters()),
+            False,
+        )
     return found
 
 
@@ -70,3 +75,39 @@ def explain(off: int, found: dict[str, tuple[int, bool]]) -> Explained | None:
                 return f"that is {a} and {b} counted twice ({size:,} values)", "count:twice"
             return f"that is what {a} and {b} hold ({size:,} values): left out", "count:left-out"
     return None
+
+
+# --- a part counted a config value's number of times ------------------------------------------
+
+
+def _whole(name: str) -> str:
+    return name.removesuffix(" (all of it)")
+
+
+# A part counted a config value's number of times: (the config key, the part's name, how it was
+# counted: "times", "share" or "buffer", the words for it).
+Scaled = tuple[str, str, str, str]
+
+
+def scaled(off: int, found: dict[str, tuple[int, bool]], cfg: dict) -> list[Scaled]:
+    """Every way ``off`` is one part of ``found`` counted a config value's number of times:
+    a parameter counted ``m`` times instead of once (``off = (m - 1) * n``), a buffer counted
+    ``m`` times (``off = m * n``), or one ``m``-th of a part counted (``off = n / m - n``: one
+    head's or one block's share), where ``m`` is an integer of ``cfg`` (``n_layers``,
+    ``n_heads``, ...). A part of a GPTModel's blocks (``trf_blocks.*``) holds all its blocks'
+    values. Outer modules come before the parts they hold. Which key it is, when several fit,
+    is for the caller to find out (``gpt_reference.wrong_count`` asks again with it changed)."""
+    keys = [(k, v) for k, v in cfg.items() if type(v) is int and v >= 2]
+    said: list[Scaled] = []
+    for name, (n, buffer) in sorted(found.items(), key=lambda item: item[0].count(".")):
+        whole = _whole(name)
+        for key, m in keys:
+            if buffer and off == m * n:
+                said.append(
+                    (key, whole, "buffer", f"{whole}, a buffer of {n:,} values, counted {m} times")
+                )
+            elif not buffer and off == (m - 1) * n:
+                said.append((key, whole, "times", f"{whole} ({n:,} values) counted {m} times"))
+            elif not buffer and n % m == 0 and off == n // m - n:
+                said.append((key, whole, "share", f"1/{m} of {whole} ({n:,} values) counted"))
+    return list(dict.fromkeys(said))

@@ -43,13 +43,14 @@ def transfer(worker: Worker, ex: dict):
     return sa_v2, x, reply
 
 
+def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return tuple(a.shape) == tuple(b.shape) and torch.allclose(a, b, rtol=1e-6, atol=1e-7)
+
+
 def _holds(w: torch.Tensor, sa_v2: nn.Module, v1_before: dict, name: str) -> str:
     """What ``w``, sa_v1's ``name`` after the transfer, holds, in words; ``""`` when it holds
     what it should (sa_v2's layer of the same name, its weight transposed)."""
     weights = {n: getattr(sa_v2, n).weight for n in NAMES}
-
-    def equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return tuple(a.shape) == tuple(b.shape) and torch.allclose(a, b, rtol=1e-6, atol=1e-7)
 
     if equal(w, weights[name].T):
         return ""
@@ -70,15 +71,52 @@ def _holds(w: torch.Tensor, sa_v2: nn.Module, v1_before: dict, name: str) -> str
     return "values that are none of sa_v2's weights"
 
 
-def weights_cause(ex: dict, weights: dict, added: list | None = None) -> Cause | None:
+def copied_back(ex: dict, weights: dict, v2_after: dict | None) -> Cause | None:
+    """The cause of a transfer made the other way round: sa_v1's weights unchanged and sa_v2's
+    layers holding sa_v1's initial values (transposed or as they are) after the call; None
+    when the values did not go that way (``weights``: sa_v1's after the call; ``v2_after``:
+    sa_v2's state after it)."""
+    if not isinstance(v2_after, dict):
+        return None
+    sa_v2, sa_v1, _ = build(ex)
+    back = []
+    for name in NAMES:
+        own, now, w = getattr(sa_v1, name).detach(), v2_after.get(f"{name}.weight"), weights[name]
+        if not (isinstance(now, torch.Tensor) and isinstance(w, torch.Tensor)):
+            return None
+        if not equal(w, own) or equal(now, getattr(sa_v2, name).weight):
+            return None  # sa_v1 changed, or sa_v2's layer kept its weight
+        if equal(now, own.T) or equal(now, own):
+            back.append(name)
+    if not back:
+        return None
+    layers = ", ".join(f"sa_v2.{n}.weight" for n in back)
+    said = (
+        f"transfer_weights(sa_v2, sa_v1) copied the other way, from sa_v1 into sa_v2: after "
+        f"the call {layers} hold the values sa_v1's {', '.join(back)} had before it, and "
+        "sa_v1 is unchanged"
+    )
+    hint = (
+        "copy from sa_v2 into sa_v1, never the other way: the first argument is the source, "
+        "e.g. sa_v1.W_query.copy_(sa_v2.W_query.weight.T) under torch.no_grad()."
+    )
+    return Cause("weights:other-way", said, hint)
+
+
+def weights_cause(
+    ex: dict, weights: dict, added: list | None = None, v2_after: dict | None = None
+) -> Cause | None:
     """The parameters of sa_v1 that do not hold what they should after the transfer, each named
     with what it holds instead (``weights``: the student's sa_v1 weights by name; ``added``:
     the tensors the transfer gave sa_v1 under other names); None when they all do (or one is
-    not a tensor: its own message says so)."""
+    not a tensor: its own message says so). Values copied from sa_v1 into sa_v2 (``v2_after``:
+    sa_v2's state after the call) are said as that (``copied_back``)."""
     sa_v2, sa_v1, _ = build(ex)
     before = {k: v.detach() for k, v in sa_v1.state_dict().items()}
     if not all(isinstance(weights.get(n), torch.Tensor) for n in NAMES):
         return None
+    if (back := copied_back(ex, weights, v2_after)) is not None:
+        return back
     wrong = {n: h for n in NAMES if (h := _holds(weights[n], sa_v2, before, n))}
     if not wrong:
         return None
@@ -114,6 +152,7 @@ def check_outputs(worker: Worker, ex: dict) -> None:
     _, x, reply = transfer(worker, ex)
     weights = {name: reply["v1"][name]["value"] for name in NAMES}
     added = reply.get("added") if isinstance(reply.get("added"), list) else []
+    v2_after = reply.get("v2_state")
     with seeded(None):  # its weights are replaced below; the lock keeps its draws apart
         rebuilt = SelfAttention_v1(ex["d_in"], ex["d_out"])
     for name in NAMES:
@@ -127,7 +166,7 @@ def check_outputs(worker: Worker, ex: dict) -> None:
                 f"after the transfer, sa_v1.{name} has shape {tuple(w.shape)}; "
                 f"SelfAttention_v1({ex['d_in']}, {ex['d_out']}) needs {want}",
                 hints.SHAPE,
-                cause=weights_cause(ex, weights, added),
+                cause=weights_cause(ex, weights, added, v2_after),
             )
         setattr(rebuilt, name, nn.Parameter(w.clone()))
     try:
@@ -135,7 +174,7 @@ def check_outputs(worker: Worker, ex: dict) -> None:
             rebuilt(x), expected_output(ex), "sa_v1(x) after the transfer (expected: sa_v2(x))"
         )
     except CheckFailed as failed:
-        failed.cause = weights_cause(ex, weights, added)
+        failed.cause = weights_cause(ex, weights, added, v2_after)
         raise
 
 
@@ -149,7 +188,11 @@ def check_v2_unchanged(worker: Worker, ex: dict) -> None:
         )
     for key, value in before.items():
         if not isinstance(after[key], torch.Tensor) or not torch.equal(after[key], value):
-            raise CheckFailed(f"transfer_weights changed sa_v2.{key}; only sa_v1 may change")
+            weights = {name: reply["v1"][name]["value"] for name in NAMES}
+            raise CheckFailed(
+                f"transfer_weights changed sa_v2.{key}; only sa_v1 may change",
+                cause=copied_back(ex, weights, after),
+            )
 
 
 def check_trainable(worker: Worker, ex: dict) -> None:

@@ -11,10 +11,11 @@ import re
 
 import torch
 
-from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_close
+from grader.pack.judge import ROOT, WRONG, Cause, Check, CheckFailed, Worker, assert_close
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
+    NO_MASK,
     assert_causal,
     build_student,
     judge_input,
@@ -43,11 +44,12 @@ MASK = re.compile(r"(?:.*\.)?mask")
 # dropout layers; a mask found missing (the causality check's own failure shows only that a
 # token sees later ones: the mask may be there, and the softmax run over the wrong dimension).
 DEFAULT_RATE = "wrong:default-rate"
+# The kind of a width failure of a module that is the book's wrapper: what the width hint is for.
+HEAD_WIDTH = "wrong:head-width"
 ARGUMENTS_HINT = (
     "pass the function's own d_in, context_length and dropout on to the wrapper; the book's "
     "example values (d_in=3, context_length=6, dropout=0.0) fit only that example."
 )
-NO_MASK = "wrong:no-mask"
 
 
 def rebuilt(reply: dict, owner: str) -> torch.nn.Module:
@@ -103,8 +105,19 @@ def check_2d(worker: Worker, ex: dict) -> None:
         raise CheckFailed(
             f"the module {call_text(ex)} returned gives an output of shape "
             f"{shape_text(out.shape)}{width} for an input of shape {shape_text(x.shape)}; "
-            f"expected {shape_text(want)}: one 2-dimensional context vector per token"
+            f"expected {shape_text(want)}: one 2-dimensional context vector per token",
+            HEAD_WIDTH if is_wrapper(reply, f"the module {call_text(ex)} returned") else WRONG,
         )
+
+
+def is_wrapper(reply: dict, owner: str) -> bool:
+    """Whether the module is the book's wrapper (it rebuilds as one): only then is its width
+    the number of heads times the width of one head, which the width hint is about."""
+    try:
+        rebuilt(reply, owner)
+    except CheckFailed:
+        return False
+    return True
 
 
 def check_arguments(worker: Worker, ex: dict) -> None:
@@ -337,6 +350,7 @@ CHECKS = [
         "vector is (number of heads) x (width of one head's output) wide. Which argument sets "
         "the width of one head's output?",
         reproduce=reproduce_2d,
+        hint_kinds=(HEAD_WIDTH,),  # about the book's wrapper: not for a module of another kind
         max_examples=15,
     ),
     Check(

@@ -24,6 +24,7 @@ from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_cl
 from llm_pack.checks import same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
+    NO_MASK,
     assert_causal,
     build_student,
     judge_input,
@@ -186,8 +187,13 @@ def check_same_computation(worker: Worker, ex: dict) -> None:
 
 
 def check_causal(worker: Worker, ex: dict) -> None:
-    handle = built(worker).handle
-    assert_causal(worker, handle, batch_of(ex), ex["keep"], ex["seed"], CALL, OWNER, EMB)
+    b, x = built(worker), batch_of(ex)
+    # Where the module departs from the book's (its mask, its softmax) is the evidence a hint
+    # needs: the localized cause brings its own.
+    with localized(
+        worker, {"handle": b.handle, "module": b.description}, lambda: rebuilt(worker), x
+    ):
+        assert_causal(worker, b.handle, x, ex["keep"], ex["seed"], CALL, OWNER, EMB)
 
 
 # --- snippets ---------------------------------------------------------------------------------
@@ -319,8 +325,9 @@ CHECKS = [
         points=2,
         strategy=gpt2_inputs(max_tokens=512),
         run=check_any_length,
-        hint="an input of width d_in goes in, and the causal mask, a context_length x "
-        "context_length buffer cut to the input's length, must cover every token of it.",
+        # A too-short mask found by its probe brings its own hint; this one names no cause.
+        hint="the module takes any input of shape (batch, n_tokens, 768) with n_tokens up to "
+        "1024: print its weights' shapes and its mask's, and run it on the snippet's input.",
         reproduce=reproduce_any_length,
         hint_kinds=(*hints.OWN_KINDS, "raised:RuntimeError"),  # a mask too short for the input
         max_examples=8,
@@ -347,6 +354,7 @@ CHECKS = [
         hint="keep the causal mask: the scores above the diagonal are filled with -inf before "
         "the softmax (cut to the input's length), so token i attends only to tokens 0..i.",
         reproduce=reproduce_causal,
+        hint_kinds=(NO_MASK,),  # the hint names that cause: only with the evidence for it
         max_examples=8,
     ),
 ]

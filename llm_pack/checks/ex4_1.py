@@ -19,6 +19,7 @@ from grader.pack.judge import Check, Worker
 from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     Mistake,
+    Recount,
     ask_number,
     attention_count,
     config_source,
@@ -68,8 +69,19 @@ def attention_mistakes(cfg: dict) -> list[Mistake]:
     return mistakes
 
 
+def part_parts(part: str) -> Callable[[dict], dict[str, tuple[int, bool]]]:
+    """The parts of ``TransformerBlock(cfg).<part>`` for any config, named from the block."""
+    return lambda cfg: parts(lambda: getattr(TransformerBlock(cfg), part), f"{part}.")
+
+
 def compare_count(
-    function: str, part: str, cfg: dict, got: Any, expected: int, mistakes: Mistakes
+    worker: Worker,
+    function: str,
+    part: str,
+    cfg: dict,
+    got: Any,
+    expected: int,
+    mistakes: Mistakes,
 ) -> None:
     if got == expected:
         return
@@ -77,22 +89,24 @@ def compare_count(
         f"{function}(cfg) returned {got!r}, but TransformerBlock(cfg).{part} has {expected} "
         "trainable parameters"
     )
-    found = partial(parts, lambda: getattr(TransformerBlock(cfg), part), f"{part}.")
+    parts_of = part_parts(part)
     counter = feedforward_count if part == "ff" else attention_count
     book = counter(dict(GPT_CONFIG_124M))
-    raise wrong_count(message, got, expected, mistakes(cfg), found, book)
+    recount = Recount(cfg, partial(ask_number, worker, function), counter, parts_of)
+    found = partial(parts_of, cfg)
+    raise wrong_count(message, got, expected, mistakes(cfg), found, book, recount)
 
 
 def check_feedforward(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "feedforward_params", cfg)
     expected = feedforward_count(cfg)
-    compare_count("feedforward_params", "ff", cfg, got, expected, feedforward_mistakes)
+    compare_count(worker, "feedforward_params", "ff", cfg, got, expected, feedforward_mistakes)
 
 
 def check_attention(worker: Worker, cfg: dict) -> None:
     got = ask_number(worker, "attention_params", cfg)
     expected = attention_count(cfg)
-    compare_count("attention_params", "att", cfg, got, expected, attention_mistakes)
+    compare_count(worker, "attention_params", "att", cfg, got, expected, attention_mistakes)
 
 
 def check_both(worker: Worker, cfg: dict) -> None:
@@ -137,8 +151,10 @@ CHECKS = [
         points=4,
         strategy=block_configs(),
         run=check_feedforward,
-        hint="FeedForward is Linear(emb_dim, 4 * emb_dim), GELU, Linear(4 * emb_dim, emb_dim); "
-        "both linear layers have a bias. Count from cfg, not from the book's numbers.",
+        # A count off by nothing known: the hint names no cause, it shows where to look.
+        hint="print the parameters of the module, for the config shown: for name, p in "
+        "TransformerBlock(cfg).ff.named_parameters(): print(name, tuple(p.shape)); then "
+        "compare each with the term of your count that stands for it.",
         reproduce=reproduce_for("feedforward_params"),
         hint_kinds=(hints.COUNT,),  # a count off by nothing known; known ones have their own
         max_examples=15,
@@ -149,9 +165,9 @@ CHECKS = [
         points=2.5,
         strategy=block_configs(qkv_bias=False),
         run=check_attention,
-        hint="MultiHeadAttention's parameters are W_query, W_key and W_value (biases only when "
-        "cfg['qkv_bias'] is True) and out_proj (weight and bias): what "
-        "sum(p.numel() for p in module.parameters()) counts.",
+        hint="print the parameters of the module, for the config shown: for name, p in "
+        "TransformerBlock(cfg).att.named_parameters(): print(name, tuple(p.shape)); then "
+        "compare each with the term of your count that stands for it.",
         reproduce=reproduce_for("attention_params"),
         hint_kinds=(hints.COUNT,),
         max_examples=12,
@@ -162,8 +178,9 @@ CHECKS = [
         points=2.5,
         strategy=block_configs(qkv_bias=True),
         run=check_attention,
-        hint="with qkv_bias=True each of W_query, W_key and W_value has a bias of emb_dim "
-        "values; read cfg['qkv_bias'] instead of assuming it.",
+        hint="print the parameters of the module, for the config shown: for name, p in "
+        "TransformerBlock(cfg).att.named_parameters(): print(name, tuple(p.shape)); then "
+        "compare each with the term of your count that stands for it.",
         reproduce=reproduce_for("attention_params"),
         hint_kinds=(hints.COUNT,),
         max_examples=12,

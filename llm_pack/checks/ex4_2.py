@@ -20,6 +20,7 @@ from llm_pack.checks.count_parts import parts
 from llm_pack.checks.gpt_reference import (
     GPT2_SIZES,
     Mistake,
+    Recount,
     ask_number,
     config_source,
     gpt2_config,
@@ -74,8 +75,13 @@ def check_config(worker: Worker, size: str) -> None:
                 ". All four configs are equal: one dict was changed in place and reused "
                 "instead of copied for each size"
             )
+            raise CheckFailed(message, NOT_COPIED)
         raise CheckFailed(message)
     not_a_copy(worker, size)
+
+
+# The kind of a config failure whose evidence shows a dict shared instead of copied.
+NOT_COPIED = "wrong:not-copied"
 
 
 def not_a_copy(worker: Worker, size: str) -> None:
@@ -89,14 +95,16 @@ def not_a_copy(worker: Worker, size: str) -> None:
     if alias.get("is_base") is True:
         raise CheckFailed(
             f"{name} is GPT_CONFIG_124M itself, not a copy: changing one changes the other; "
-            "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M)"
+            "use {**GPT_CONFIG_124M, ...} or dict(GPT_CONFIG_124M)",
+            NOT_COPIED,
         )
     shared = [k for k in alias.get("shared") or [] if isinstance(k, str)][:5]
     if shared:
         raise CheckFailed(
             f"{name}[{shared[0]!r}] is the same object as GPT_CONFIG_124M[{shared[0]!r}], not a "
             "copy: changing one changes the other; copy the values too "
-            "(copy.deepcopy(GPT_CONFIG_124M))"
+            "(copy.deepcopy(GPT_CONFIG_124M))",
+            NOT_COPIED,
         )
 
 
@@ -156,9 +164,15 @@ def check_total(worker: Worker, cfg: dict) -> None:
     if got == expected:
         return
     message = f"total_params(cfg) returned {got!r}; GPTModel(cfg) has {expected:,} parameters"
-    found = partial(parts, lambda: GPTModel(cfg))
+    found = partial(model_parts, cfg)
     book = model_count(dict(GPT_CONFIG_124M))
-    raise wrong_count(message, got, expected, total_mistakes(cfg), found, book)
+    recount = Recount(cfg, partial(ask_number, worker, "total_params"), model_count, model_parts)
+    raise wrong_count(message, got, expected, total_mistakes(cfg), found, book, recount)
+
+
+def model_parts(cfg: dict) -> dict[str, tuple[int, bool]]:
+    """The parts of ``GPTModel(cfg)`` (``count_parts.parts``)."""
+    return parts(lambda: GPTModel(cfg))
 
 
 # A size off by a factor the message names (decimal megabytes, bytes, 8-byte floats): the kind
@@ -227,9 +241,15 @@ CHECKS = [
         points=2,
         strategy=gpt2_sizes(),
         run=check_config,
-        hint="start each config from a copy, e.g. {**GPT_CONFIG_124M, 'emb_dim': 1024, ...} or "
-        "GPT_CONFIG_124M.copy(), and change only the three keys; small: 768/12/12, medium: "
-        "1024/24/16, large: 1280/36/20, xl: 1600/48/25 (emb_dim/n_layers/n_heads).",
+        hint="change only the three keys; small: 768/12/12, medium: 1024/24/16, large: "
+        "1280/36/20, xl: 1600/48/25 (emb_dim/n_layers/n_heads).",
+        known=(
+            hints.Known(
+                NOT_COPIED,
+                "start each config from a copy, e.g. {**GPT_CONFIG_124M, 'emb_dim': 1024, ...} "
+                "or GPT_CONFIG_124M.copy(), and change only the three keys.",
+            ),
+        ),
         reproduce=reproduce_config,
         max_examples=4,
     ),
@@ -248,9 +268,10 @@ CHECKS = [
         points=3,
         strategy=gpt_configs(),
         run=check_total,
-        hint="count every parameter of the book's GPTModel: token and position embeddings, "
-        "n_layers transformer blocks, the final LayerNorm and an output head that is not "
-        "tied to the token embedding. Compute from cfg, not from the book's four numbers.",
+        # A count off by nothing known: the hint names no cause, it shows where to look.
+        hint="print the parameters of the book's model, for the config shown: for name, p in "
+        "GPTModel(cfg).named_parameters(): print(name, tuple(p.shape)); then compare each "
+        "with the term of your count that stands for it.",
         reproduce=reproduce_for("total_params"),
         max_examples=15,
     ),
@@ -263,6 +284,7 @@ CHECKS = [
         "1,637,792,000 parameters in the book's model; return an exact Python int "
         "(float32 tensors and 32-bit integers cannot hold such counts exactly).",
         reproduce=reproduce_for("total_params"),
+        hint_kinds=(hints.count("inexact"),),  # the hint names that cause: only with evidence
         max_examples=2,
         examples=tuple(gpt2_config(size) for size in GPT2_SIZES),
     ),

@@ -84,11 +84,16 @@ def split_cases(draw, rates: st.SearchStrategy[dict] | None = None) -> dict:
 # --- checks -----------------------------------------------------------------------------------
 
 
+# The kind of a config failure whose keys differ from the exercise's: what its hint is for.
+CONFIG_KEYS = "wrong:config-keys"
+
+
 def check_config(worker: Worker, _: Any) -> None:
     cfg = filled_dict(worker.call("config"), "GPT_CONFIG_SPLIT_DROPOUT")
     expected_keys = (set(GPT_CONFIG_124M) - {"drop_rate"}) | set(SPLIT_KEYS)
     problems = [f"{k!r} is missing" for k in sorted(expected_keys - set(cfg))]
     problems += [f"{k!r} should not be there" for k in sorted(set(cfg) - expected_keys)]
+    kind = CONFIG_KEYS if problems else hints.WRONG  # its hint is about keys that differ
     problems += [
         f"{k!r} is {cfg[k]!r}, expected {v!r} as in GPT_CONFIG_124M"
         for k, v in GPT_CONFIG_124M.items()
@@ -102,7 +107,8 @@ def check_config(worker: Worker, _: Any) -> None:
     if problems:
         raise CheckFailed(
             "GPT_CONFIG_SPLIT_DROPOUT should be GPT_CONFIG_124M with 'drop_rate' replaced by "
-            "'drop_rate_emb', 'drop_rate_shortcut' and 'drop_rate_attn': " + "; ".join(problems)
+            "'drop_rate_emb', 'drop_rate_shortcut' and 'drop_rate_attn': " + "; ".join(problems),
+            kind,
         )
 
 
@@ -318,6 +324,7 @@ CHECKS = [
         hint="copy GPT_CONFIG_124M, delete 'drop_rate' and add exactly 'drop_rate_emb', "
         "'drop_rate_shortcut' and 'drop_rate_attn' (the grader builds your model with these "
         "names).",
+        hint_kinds=(CONFIG_KEYS,),
         reproduce=reproduce_config,
         max_examples=1,
     ),

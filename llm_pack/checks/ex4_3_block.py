@@ -125,9 +125,10 @@ BLOCK_CHECK = Check(
     points=0.5,
     strategy=block_cases(),
     run=check_block,
-    hint="TransformerBlock(cfg) must need nothing but cfg: read cfg['drop_rate_attn'] for "
-    "MultiHeadAttention's dropout and cfg['drop_rate_shortcut'] for drop_shortcut inside the "
-    "block, rather than taking a rate (or its default) from an extra argument.",
+    # A failure without a localized cause: the hint says what is compared, and names no cause.
+    hint="the grader builds TransformerBlock(cfg) from cfg alone, one rate at 1.0 and the other "
+    "two at 0.0, and compares it with the book's block: cfg['drop_rate_attn'] acts on "
+    "MultiHeadAttention's dropout, cfg['drop_rate_shortcut'] on drop_shortcut.",
     reproduce=reproduce_block,
     max_examples=2,
 )

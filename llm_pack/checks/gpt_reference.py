@@ -14,14 +14,15 @@ rebuild it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from torch import nn
 
 from grader.pack import judge as hints
-from grader.pack.judge import ROOT, Cause, CheckFailed, StudentError, Worker, explain_student_error
-from llm_pack.checks.count_parts import explain
+from grader.pack.judge import PART, Cause, CheckFailed, StudentError, Worker, explain_student_error
+from llm_pack.checks.count_parts import Scaled, explain, scaled
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
 
@@ -109,6 +110,86 @@ def ask_number(worker: Worker, function: str, cfg: dict) -> int | float:
 Mistake = tuple[int, str, str]
 
 
+@dataclass(frozen=True)
+class Recount:
+    """What it takes to ask a student's counting function again with another config: the
+    config it was asked with, the function (``ask``), the right count and the reference
+    module's parts (``count_parts.parts``) for any config."""
+
+    cfg: dict
+    ask: Callable[[dict], Any]
+    count: Callable[[dict], int]
+    parts_of: Callable[[dict], dict[str, tuple[int, bool]]]
+
+
+def valid_config(cfg: dict) -> bool:
+    """A GPT config the reference classes build: ``emb_dim`` divisible by ``n_heads``."""
+    return cfg["emb_dim"] % cfg["n_heads"] == 0
+
+
+def other_value(cfg: dict, key: str) -> dict | None:
+    """``cfg`` with the integer ``cfg[key]`` changed to the nearest other value (at least 2)
+    that keeps the config valid; None when none near does."""
+    value = cfg[key]
+    for other in (value + 1, value + 2, value - 1, 2 * value, value + 3, value + 4):
+        changed = {**cfg, key: other}
+        if other >= 2 and valid_config(changed):
+            return changed
+    return None
+
+
+def _count_again(recount: Recount, cfg: dict) -> tuple[Any, int] | None:
+    """The student's count and the right one for ``cfg``; None when asking failed (a failure
+    of this probe is the diagnosis's, never the verdict's)."""
+    try:
+        return recount.ask(cfg), recount.count(cfg)
+    except Exception:  # noqa: BLE001 - the check's own failure stands, whatever this raises
+        return None
+
+
+def per_config(off: int, recount: Recount) -> tuple[Scaled, str] | None:
+    """A count off by ``off`` as one part counted a config value's number of times
+    (``count_parts.scaled``), confirmed by asking again with that value changed: the same part
+    counted the new number of times. ``(that explanation, what the second answer was)``;
+    None when none is confirmed."""
+    cfg = recount.cfg
+    candidates = scaled(off, recount.parts_of(cfg), cfg)
+    for key in dict.fromkeys(c[0] for c in candidates):  # one question per config value
+        other = other_value(cfg, key)
+        again = _count_again(recount, other) if other is not None else None
+        if other is None or again is None or type(again[0]) is not int:
+            continue
+        got, expected = again
+        confirmed = {c[:3] for c in scaled(got - expected, recount.parts_of(other), other)}
+        for one in candidates:
+            if one[0] == key and one[:3] in confirmed:
+                return (
+                    one,
+                    f"with {key} = {other[key]} it returns {got:,}, where {expected:,} is right",
+                )
+    return None
+
+
+_PER_CONFIG_HINTS = {
+    "times": "there is one {name}, whatever cfg[{key!r}] is: count it once, not once per {key}",
+    "share": "{name} holds the values of all cfg[{key!r}] of its pieces: count them all",
+    "buffer": "{name} is a buffer, not a parameter: module.parameters() leaves it out",
+}
+
+
+def per_config_failure(message: str, off: int, recount: Recount) -> CheckFailed | None:
+    """The failure of a count that is a part counted once per config value, confirmed by
+    ``per_config``; None when it is not one."""
+    found = per_config(off, recount)
+    if found is None:
+        return None
+    (key, name, how, text), again = found
+    said = f"{message} (off by {off:+,}: that is {text}, {recount.cfg[key]} being {key}; {again})"
+    hint = _PER_CONFIG_HINTS[how].format(name=name, key=key) + "."
+    kind = hints.count("per-config")
+    return CheckFailed(said, kind, cause=Cause(f"{kind}:{key}:{name}:{how}", said, hint))
+
+
 def wrong_count(
     message: str,
     got: Any,
@@ -116,18 +197,23 @@ def wrong_count(
     mistakes: list[Mistake],
     found: Callable[[], dict[str, tuple[int, bool]]] | None = None,
     book: int | None = None,
+    recount: Recount | None = None,
 ) -> CheckFailed:
     """The failure of a count ``got`` that should be ``expected``: ``message``, with the known
     mistake the count is off by, or else the part of the reference module (``found``: its
     parts, ``count_parts.parts``) that holds exactly the difference, and the kind of failure
     (which chooses the hint): a known mistake, ``count:inexact`` for a float, a rounding or
     32-bit overflow, else ``count``. A count equal to ``book`` (the count for the book's config,
-    ``GPT_CONFIG_124M``) where the config asked for another is a function that ignores cfg."""
+    ``GPT_CONFIG_124M``) where the config asked for another is a function that ignores cfg.
+    With ``recount``, a count that is a part counted once per config value (``per_config``:
+    confirmed by asking again) says so, before any other part."""
     if not isinstance(got, int | float):
         return CheckFailed(message, hints.count())
     if book is not None and got == book != expected:
         said = f"{book:,} is the count for GPT_CONFIG_124M: the function does not follow cfg"
-        cause = Cause(IGNORES_CFG, f"{message} ({said})", rank=ROOT)
+        # Said before the other counts' causes, yet no root of them (PART, not ROOT): each
+        # counting function is an answer of its own, and a report hides what follows a root.
+        cause = Cause(IGNORES_CFG, f"{message} ({said})", rank=PART)
         return CheckFailed(f"{message} ({said})", IGNORES_CFG, cause=cause)
     off = got - expected
     for offset, why, mistake in mistakes:
@@ -136,6 +222,8 @@ def wrong_count(
             return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
     if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
         return CheckFailed(message, hints.count("inexact"))
+    if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
+        return per
     said = explain(off, found()) if found is not None else None
     if said is not None:
         text = f"{message} (off by {off:+,}: {said[0]})"

@@ -39,6 +39,11 @@ KNOWN: tuple[hints.Known, ...] = (
         "grader calls your function with many configs, not only GPT_CONFIG_124M.",
     ),
     hints.Known(
+        "count:twice",
+        "module.parameters() yields each parameter once: count each part of the module once "
+        "(a formula adds each layer's term once).",
+    ),
+    hints.Known(
         "count:left-out",
         "module.parameters() yields every parameter of every submodule: count them all (or "
         "follow the module's layers one by one in a formula).",
