@@ -35,6 +35,7 @@ EXAMPLES: dict[str, str] = {
     "OWN_KINDS": "Check(..., hint_kinds=(*OWN_KINDS, STRUCTURE))",
     "PART": "Cause('part:Norm', 'your Norm differs', rank=PART)",
     "ROOT": "Cause('ignored:d_out', 'd_out is never used', rank=ROOT)",
+    "STATEMENT": "Cause('statement:class', 'not the class the statement asks for', rank=STATEMENT)",
     "SHAPE": "raise CheckFailed(f'shape {got.shape}, expected (2, 3)', SHAPE)",
     "STRUCTURE": "raise CheckFailed('no weight named W_query', STRUCTURE)",
     "VALUES": "raise CheckFailed('the values differ', VALUES)",
