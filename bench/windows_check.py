@@ -7,9 +7,9 @@ What a student on Windows runs, each compared with the same command run here (Li
 - ``grade tests/submissions/solution`` (60/60) and ``grade examples/submission``, with
   relative paths from the repository's root, their JSON results compared verdict by verdict
   (every exercise's status and score, every check's outcome: ``bench/compat_compare.py``);
-- ``grade --watch`` on a copy of the solution: one save of a wrong answer is graded again, and
-  the end of its input (a pipe closed, as an editor or script that drives it does) ends it
-  with exit status 0;
+- ``grade --watch`` on a copy of the solution, driven by a script in the Windows Python: one
+  save of a wrong answer is graded again, and the end of its input (a pipe closed, as an
+  editor or script that drives it does) ends it with exit status 0;
 - ``grader.check("3.1")`` and ``grader.check("4.1")`` in a real Jupyter kernel (ipykernel,
   driven by nbclient, both in the Windows Python) on the solution's cells;
 - ``grade batch`` on a small class (the solution, the untouched stubs, the solution as a
@@ -42,7 +42,6 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -347,62 +346,54 @@ def scenario_example(win: Windows, work: Path) -> list[str]:
     return graded(win, work, "example", "examples/submission")
 
 
-class Lines:
-    """A process's stdout, read line by line in a thread."""
-
-    def __init__(self, proc: subprocess.Popen):
-        self.seen: list[str] = []
-        threading.Thread(target=lambda: self.seen.extend(proc.stdout), daemon=True).start()
-        self.proc = proc
-
-    def wait_for(self, text: str, after: int = 0, timeout: float = WAIT_S) -> int:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for n, line in enumerate(list(self.seen)[after:], after):
-                if text in line:
-                    return n + 1
-            if self.proc.poll() is not None and not any(text in x for x in self.seen[after:]):
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"no {text!r}:\n{''.join(self.seen)[-3000:]}")
+WATCH_DRIVER = """
+import json, shutil, subprocess, sys, threading, time
+submission, wrong = sys.argv[1], sys.argv[2]
+proc = subprocess.Popen(
+    [sys.executable, "-m", "grader", submission, "-e", "4.1", "-e", "3.1", "--watch"],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    text=True, encoding="utf-8", errors="replace",
+)
+seen = []
+threading.Thread(target=lambda: seen.extend(proc.stdout), daemon=True).start()
+def wait_for(text, after=0):
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and proc.poll() is None:
+        for n, line in enumerate(list(seen)[after:], after):
+            if text in line:
+                return n + 1
+        time.sleep(0.2)
+    raise SystemExit(json.dumps({"error": f"no {text!r}", "out": "".join(seen)[-3000:],
+                                 "err": proc.stderr.read()[-2000:] if proc.poll() else ""}))
+first = wait_for("Watching")
+shutil.copyfile(wrong, submission + "/exercises/ex4_1_parameter_counts.py")
+again = wait_for("Graded again: 4.1", first)
+line = [x for x in seen[first:again] if x.strip().startswith("4.1")]
+proc.stdin.close()  # the end of input, as an editor or a script that drives the watch does
+print(json.dumps({"line": line[0].strip() if line else "", "code": proc.wait(timeout=120)}))
+"""
 
 
 def scenario_watch(win: Windows, work: Path) -> list[str]:
-    """A save graded again, then the end of input ends the watch with 0."""
+    """A save graded again, then the end of input ends the watch with 0: driven by a script
+    in the Windows Python, as an editor would drive it (a Windows pipe for its input)."""
     from support import CORPUS, make_submission
 
     sub = make_submission(work / "watched")
-    proc = subprocess.Popen(
-        win.command(["-m", "grader", windows_path(sub), "-e", "4.1", "-e", "3.1", "--watch"]),
-        cwd=ROOT,
-        env=win.env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-    )
-    lines = Lines(proc)
+    driver = work / "watch_driver.py"
+    driver.write_text(WATCH_DRIVER)
+    wrong = CORPUS / "ex4_1" / "wrong_forgets_biases.py"
+    ran = win.run([windows_path(driver), windows_path(sub), windows_path(wrong)])
     try:
-        first = lines.wait_for("Watching")
-        say("  watch: graded, watching")
-        time.sleep(2)  # the watcher process is up (it started before the first grade)
-        target = sub / "exercises" / "ex4_1_parameter_counts.py"
-        shutil.copyfile(CORPUS / "ex4_1" / "wrong_forgets_biases.py", target)
-        again = lines.wait_for("Graded again: 4.1", first)
-        report = "".join(lines.seen[first:again])
-        status = [line for line in report.splitlines() if line.strip().startswith("4.1")]
-        say(f"  watch: saved, graded again: {status[0].strip() if status else '?'}")
-        proc.stdin.close()  # the end of input
-        code = proc.wait(timeout=120)
-    except (AssertionError, subprocess.TimeoutExpired) as exc:
-        proc.kill()
-        return [f"watch: {exc}; stderr: {proc.stderr.read()[-2000:]}"]
-    problems = [] if status and "failed" in status[0] else [f"watch: 4.1 not failed: {report}"]
-    if code != 0:
-        problems.append(f"watch: exit status {code} after the end of input")
-    say(f"  watch: the end of input ended it with exit status {code}")
+        told = json.loads(ran.out.strip().splitlines()[-1] if ran.out.strip() else ran.err)
+    except ValueError:
+        return [f"watch: exit {ran.code}: {ran.out[-1500:]} {ran.err[-1500:]}"]
+    if "error" in told:
+        return [f"watch: {told}"]
+    say(f"  watch: saved, graded again: {told['line']}; the end of input: exit {told['code']}")
+    problems = [] if "failed" in told["line"] else [f"watch: 4.1 not failed: {told}"]
+    if told["code"] != 0:
+        problems.append(f"watch: exit status {told['code']} after the end of input")
     return problems
 
 

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,22 @@ def test_a_wait_on_a_pipe_without_select_looks_until_data_or_the_time_is_up(monk
     monkeypatch.setattr(pipes, "_has_data", lambda fd: False)
     assert not pipes._wait_windows(5, timeout=0.05)
     assert not pipes._wait_windows(5, timeout=0)
+
+
+@pytest.mark.parametrize(
+    "peeked, readable",
+    [((3, 0), True), ((0, 0), False), (BrokenPipeError(32, "ended"), True), (OSError(50), False)],
+    ids=["holds bytes", "empty", "its writer gone", "not a pipe Windows can ask (Wine)"],
+)
+def test_what_peeking_at_a_windows_pipe_says(monkeypatch, peeked, readable):
+    def peek(handle, size):
+        if isinstance(peeked, BaseException):
+            raise peeked
+        return peeked
+
+    monkeypatch.setitem(sys.modules, "_winapi", types.SimpleNamespace(PeekNamedPipe=peek))
+    monkeypatch.setitem(sys.modules, "msvcrt", types.SimpleNamespace(get_osfhandle=int))
+    assert pipes._has_data(7) is readable
 
 
 def test_a_pipe_is_readable_when_it_holds_data_or_has_ended():

@@ -3,7 +3,8 @@
 POSIX waits with ``select``. Windows' ``select`` takes sockets only, so there a pipe is asked
 how many bytes it holds (``PeekNamedPipe``) every few milliseconds until the time is up; a pipe
 whose writer has gone counts as readable, as it does for ``select``: the read that follows
-sees its end.
+sees its end. A handle that cannot be asked (under Wine, a Unix pipe handed to a Windows
+program: "Request not supported") never counts as readable: a wait on it times out.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def _has_data(fd: int) -> bool:
     try:
         handle = msvcrt.get_osfhandle(fd)  # type: ignore[attr-defined]  # Windows only
         available, _left = _winapi.PeekNamedPipe(handle, 0)  # type: ignore[attr-defined]
-    except OSError:  # broken pipe: the writer is gone, a read returns the end
+    except BrokenPipeError:  # the writer is gone: a read returns the end
         return True
+    except OSError:  # not a pipe that can be asked (Wine's view of a Unix pipe): unknown
+        return False
     return available > 0
