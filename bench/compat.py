@@ -27,7 +27,7 @@ the reference does not. One row per environment; exit status 1 if any row differ
     python bench/compat.py --corners       # the oldest torch and hypothesis on the oldest
                                            # Python, the newest ones on the newest Python
                                            # (what .ci/run runs)
-    python bench/compat.py --env 3.12:2.4.1 --env 3.13:newest:oldest
+    python bench/compat.py --env 3.12:2.2.2 --env 3.13:newest:oldest
 
 An environment is PY:TORCH[:HYPOTHESIS]. "newest" torch is the newest release pip installs for
 that Python with no constraints (2.15.0 on 2026-11-27); hypothesis is "oldest" (the lower bound
@@ -55,10 +55,10 @@ from compat_envs import PYTHONS, default_cache, environment, find_python, use_hy
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-OLDEST_TORCH = "2.4.1"
+OLDEST_TORCH = "2.2.2"  # the last release for Intel Macs
 # The corners: each end of torch and of hypothesis once, in two runs (.ci/run's time).
 CORNERS = [(PYTHONS[0], OLDEST_TORCH, "oldest"), (PYTHONS[-1], "newest", "newest")]
-# torch 2.4 has no wheels for Python 3.13 (its first release for 3.13 is 2.5); 2.14.1 is the
+# torch 2.2 has no wheels for Python 3.13 (its first release for 3.13 is 2.5); 2.14.1 is the
 # newest this machine's pip installs under its cap; "newest" the newest there is (2.15.0).
 TORCHES = [*((py, OLDEST_TORCH) for py in PYTHONS[:3]), *((py, "2.14.1") for py in PYTHONS)]
 TORCHES += [(py, "newest") for py in PYTHONS]
@@ -176,7 +176,7 @@ def parse_env(text: str) -> tuple[str, str, str]:
     hypothesis = parts[2] if len(parts) > 2 else "newest"
     if version not in PYTHONS or not torch or not hypothesis:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: expected PY:TORCH[:HYPOTHESIS], e.g. 3.10:2.4.1 or 3.13:newest:oldest"
+            f"{text!r}: expected PY:TORCH[:HYPOTHESIS], e.g. 3.10:2.2.2 or 3.13:newest:oldest"
         )
     return version, torch, hypothesis
 

@@ -93,7 +93,9 @@ def environment(base_python: str, version: str, torch: str, cache: Path) -> tupl
     if not python.exists() or installed(python, "torch") != torch:
         shutil.rmtree(venv, ignore_errors=True)
         subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
-        proc = pip(python, "install", "-q", f"torch=={torch}", "numpy")
+        # torch before 2.3 was built against numpy 1 (numpy 2 warns at import, then fails)
+        numpy = "numpy<2" if tuple(map(int, torch.split(".")[:2])) < (2, 3) else "numpy"
+        proc = pip(python, "install", "-q", f"torch=={torch}", numpy)
         if proc.returncode != 0:
             raise RuntimeError(f"pip cannot install torch {torch}: {proc.stderr.strip()[-300:]}")
     # As a student installs it: no constraints file.
