@@ -17,6 +17,7 @@ given class). A correct answer never gets here: its grading is no slower.
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
@@ -27,8 +28,13 @@ from grader.judge.causes import PART, Cause
 from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.localize import Difference, first_difference, module_renames
 from grader.judge.properties import ATOL, RTOL, CheckFailed
+from grader.judge.resilience import log_trace
+from grader.shared.tensors import first_tensor
 
 MAX_TOKENS = 8
+# The share of an exercise's time budget the judge may spend locating faults in one worker's
+# answer (all its checks together): past it, failures keep their verdicts without a cause.
+DIAGNOSIS_SHARE = 0.1
 
 # The kind of a failure whose first difference is a part's own output (an activation, a norm):
 # the sentence names the cause with its evidence, so no hint is chosen by kind for it (a check's
@@ -68,14 +74,59 @@ def localize(
     mapped = names(weights, reply["module"]) if names is not None else weights
     renames = module_renames(dict(zip(weights, mapped, strict=True)))
     mode = {"train": True} if train else {}  # a pack's own trace probe may take no train
+    small = small_input(x, max_tokens)
     try:
-        trace = worker.call("trace", handle=reply["handle"], x=small_input(x, max_tokens), **mode)
+        trace = worker.call("trace", handle=reply["handle"], x=small, **mode)
     except StudentError:
         return None
-    found = first_difference(oracle, trace, renames, rtol=RTOL, atol=ATOL, train=train)
+    began = time.monotonic()
+    budget = DIAGNOSIS_SHARE * worker.limits.exercise_budget_s - worker.diagnosed_s
+    try:
+        sizes = input_sizes(oracle, small)
+        found = first_difference(
+            oracle,
+            trace,
+            renames,
+            rtol=RTOL,
+            atol=ATOL,
+            train=train,
+            sizes=sizes,
+            deadline=began + budget,
+        )
+    finally:
+        worker.diagnosed_s += time.monotonic() - began
     if found is None:
         return None
     return found, dict(oracle.named_modules()).get(found.reference, oracle)
+
+
+def input_sizes(oracle: nn.Module, x: torch.Tensor) -> dict[str, int]:
+    """How many values each part of ``oracle`` receives (its first tensor argument) when
+    ``oracle`` runs on ``x`` in eval mode: what a replay of that part may cost, give or take
+    ``SIZE_SLACK`` (parts it does not call: 0). Hooks are removed, the mode is left eval."""
+    sizes: dict[str, int] = {}
+    handles = []
+
+    def hook(name: str) -> Callable[..., None]:
+        def record(module: nn.Module, args: tuple) -> None:
+            first = first_tensor(list(args))
+            if first is not None:
+                sizes[name] = max(sizes.get(name, 0), first.numel())
+
+        return record
+
+    for name, part in oracle.named_modules():
+        handles.append(part.register_forward_pre_hook(hook(name)))
+    oracle.eval()
+    try:
+        with torch.no_grad():
+            oracle(x)
+    except Exception:  # the reference does not take this input: nothing is replayed
+        sizes.clear()
+    finally:
+        for handle in handles:
+            handle.remove()
+    return sizes
 
 
 def part_cause(found: Difference, part_hints: Mapping[str, str] | None = None) -> Cause:
@@ -129,14 +180,43 @@ def localized(
             rebuilt = oracle()
         except CheckFailed:  # the module cannot be rebuilt: its own check says why
             raise failed from None
-        located = localize(worker, reply, rebuilt, x, names, max_tokens, train)
-        if located is None:
+        try:
+            diagnosis = _diagnose(
+                worker, reply, rebuilt, x, names, explain, part_hints, max_tokens, train
+            )
+        except Exception:  # the diagnosis is the grader's: its failure never changes a verdict
+            log_trace("fault localization failed; the check keeps its verdict, without a cause")
+            raise failed from None
+        if diagnosis is None:
             raise
-        found, part = located
-        fuller = explain(found, part) if explain is not None else None
-        failed.cause = fuller or part_cause(found, part_hints)
-        if fuller is None:  # the same exception, its message changed: all else it carries stays
-            failed.args = (f"{found.sentence()}\n{failed}",)
-        if fuller is not None or not found.own_forward:
-            failed.kind = LOCATED
+        cause, sentence, kind = diagnosis
+        failed.cause = cause
+        if sentence:  # the same exception, its message changed: all else it carries stays
+            failed.args = (f"{sentence}\n{failed}",)
+        if kind:
+            failed.kind = kind
         raise
+
+
+def _diagnose(
+    worker: WorkerHandle,
+    reply: dict,
+    rebuilt: nn.Module,
+    x: torch.Tensor,
+    names: Names | None,
+    explain: Explain | None,
+    part_hints: Mapping[str, str] | None,
+    max_tokens: int,
+    train: bool,
+) -> tuple[Cause, str, str] | None:
+    """What ``localized`` adds to a failure: its cause, the sentence to put first in its message
+    ("" for none: the cause says it) and its new kind ("" to keep the check's); None when no
+    part is found, or the diagnosis ran out of its budget (``DIAGNOSIS_SHARE``)."""
+    located = localize(worker, reply, rebuilt, x, names, max_tokens, train)
+    if located is None:
+        return None
+    found, part = located
+    fuller = explain(found, part) if explain is not None else None
+    cause = fuller or part_cause(found, part_hints)
+    kind = LOCATED if fuller is not None or not found.own_forward else ""
+    return cause, "" if fuller is not None else found.sentence(), kind
