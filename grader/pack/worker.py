@@ -21,11 +21,16 @@ and tensors). It returns plain data and tensors, and judges nothing.
   (``grader.pack.judge.same_as_reference``); ``build`` maps an argument's name to the function
   that rebuilds it from the plain data the judge sent (a model from its config and weights).
 - ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
+- ``truth``: what a student's module and tensors really hold (state, parameters,
+  ``requires_grad``), read so that student code cannot redirect the read
+  (``grader.worker.truth``); bind what a probe uses in its defaults, as the probes of
+  ``llm_pack.probes`` do, so that rebinding a global later changes nothing.
 """
 
 from __future__ import annotations
 
 from grader.shared.torchseed import seeded
+from grader.worker import truth
 from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
 from grader.worker.probes import _forward as forward
 from grader.worker.probes import _keep as keep
@@ -47,4 +52,5 @@ __all__ = [
     "seeded",
     "trace_kept",
     "trace_module",
+    "truth",
 ]

@@ -1,0 +1,137 @@
+"""What a student's module really holds, read so that student code cannot redirect the read.
+
+A probe that asks a student's object about itself (``m.state_dict()``, ``p.requires_grad``,
+``getattr(m, name)``, ``isinstance(w, nn.Parameter)``) gets what the object, its class or
+torch's classes say, and student code can change all of these: assign ``sa_v2.state_dict``, a
+property ``nn.Parameter.requires_grad``, a ``__torch_function__`` or a torch function or
+dispatch mode left active. The reads here go below them (docs/sandbox.md, "Checks read the
+truth"):
+
+- a module's own attributes come from its instance ``__dict__``, read with the getter
+  ``nn.Module`` has for it (not ``getattr``, not ``object.__getattribute__``, which a class
+  property of the same name would answer first); its parameters, buffers and submodules from
+  the dicts ``nn.Module`` keeps them in, read with ``dict``'s own methods;
+- a tensor's values and ``requires_grad`` come from ``torch._C.TensorBase``'s C methods and
+  getters (a type student code cannot change), with torch functions and Python dispatch
+  turned off, so no subclass or mode sees the read;
+- whether a value is an ``nn.Parameter`` is read from its class's MRO.
+
+Everything is captured when this module is imported (by the fork server, before any student
+file runs) and bound in each function's defaults, so rebinding a global here, a builtin or an
+attribute of torch later changes nothing these functions do; assigning their defaults or code
+is seen by the tripwire (``grader.worker.tripwire``), as for every grader function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+_T = torch._C.TensorBase
+_NO_FUNCTION = torch._C.DisableTorchFunction
+_NO_DISPATCH = torch._C._DisableTorchDispatch
+_INSTANCE_DICT = vars(nn.Module)["__dict__"].__get__
+_MRO = vars(type)["__mro__"].__get__
+MAX_DEPTH = 32  # submodules nested deeper than this are not read (no answer nests so deep)
+
+
+def is_tensor(obj: Any, _type=type, _mro=_MRO, _tensor=_T) -> bool:
+    return _tensor in _mro(_type(obj))
+
+
+def is_parameter(obj: Any, _type=type, _mro=_MRO, _param=nn.Parameter) -> bool:
+    return _param in _mro(_type(obj))
+
+
+def is_module(obj: Any, _type=type, _mro=_MRO, _module=nn.Module) -> bool:
+    return _module in _mro(_type(obj))
+
+
+def copy_of(
+    t: Any, _detach=_T.detach, _clone=_T.clone, _contiguous=_T.contiguous,
+    _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH,
+) -> torch.Tensor:  # fmt: skip
+    """A plain ``torch.Tensor`` copy of tensor ``t``'s values, made by torch's C methods."""
+    with _no_function(), _no_dispatch():
+        return _contiguous(_clone(_detach(t)))
+
+
+def requires_grad(
+    t: Any, _get=_T.requires_grad.__get__, _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH
+) -> bool:
+    """Whether tensor ``t`` really requires gradients (not what its class's property says)."""
+    with _no_function(), _no_dispatch():
+        return bool(_get(t))
+
+
+def own(m: Any, name: str, _dict=_INSTANCE_DICT, _get=dict.get) -> Any:
+    """The value module ``m`` holds under ``name`` in its own ``__dict__`` (None if none)."""
+    return _get(_dict(m), name)
+
+
+def own_names(m: Any, _dict=_INSTANCE_DICT, _type=type) -> list[str]:
+    """The names in module ``m``'s own ``__dict__``."""
+    return [k for k in _dict(m) if _type(k) is str]
+
+
+def registry(
+    m: Any, kind: str, _own=own, _type=type, _mro=_MRO, _dict_type=dict, _items=dict.items
+) -> list[tuple[str, Any]]:
+    """``(name, value)`` of what ``m`` registered as ``kind`` (``"_parameters"``, ``"_buffers"``,
+    ``"_modules"``), read from the dict ``nn.Module`` keeps them in."""
+    held = _own(m, kind)
+    if held is None or _dict_type not in _mro(_type(held)):
+        return []
+    return [(k, v) for k, v in _items(held) if _type(k) is str]
+
+
+def value(m: Any, name: str, _registry=registry, _own=own) -> Any:
+    """What ``m.name`` gives for a module's parameter, buffer, submodule or plain attribute,
+    found where ``nn.Module`` finds it (its registries first, then its ``__dict__``)."""
+    for kind in ("_parameters", "_buffers", "_modules"):
+        for key, held in _registry(m, kind):
+            if key == name:
+                return held
+    return _own(m, name)
+
+
+def tensors(
+    m: Any, _registry=registry, _own=own, _is_tensor=is_tensor, _is_module=is_module,
+    _max=MAX_DEPTH,
+) -> dict[str, Any]:  # fmt: skip
+    """The tensors ``m.state_dict()`` holds for a module that does not override it (its own and
+    its submodules' parameters and persistent buffers, under the same names): the tensors
+    themselves, not copies."""
+    out: dict[str, Any] = {}
+    stack = [(m, "", 0)]
+    while stack:
+        module, prefix, depth = stack.pop()
+        skip = _own(module, "_non_persistent_buffers_set") or ()
+        for kind in ("_parameters", "_buffers"):
+            for name, t in _registry(module, kind):
+                if _is_tensor(t) and not (kind == "_buffers" and name in skip):
+                    out[prefix + name] = t
+        if depth < _max:
+            subs = [(n, sub) for n, sub in _registry(module, "_modules") if _is_module(sub)]
+            stack += [(sub, f"{prefix}{n}.", depth + 1) for n, sub in reversed(subs)]
+    return out
+
+
+def state(m: Any, _tensors=tensors, _copy=copy_of) -> dict[str, torch.Tensor]:
+    """``tensors(m)`` as copies of their values: what ``m.state_dict()`` would give."""
+    return {name: _copy(t) for name, t in _tensors(m).items()}
+
+
+def load(
+    m: Any, values: dict, _tensors=tensors, _detach=_T.detach, _copy=_T.copy_,
+    _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH,
+) -> None:  # fmt: skip
+    """Copy ``values`` (name -> tensor, as ``tensors`` names them) into ``m``'s own parameters
+    and buffers, with torch's C method (``m.load_state_dict`` can be replaced)."""
+    held = _tensors(m)
+    with _no_function(), _no_dispatch():
+        for name, v in values.items():
+            if name in held:
+                _copy(_detach(held[name]), v)
