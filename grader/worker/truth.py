@@ -37,16 +37,22 @@ _MRO = vars(type)["__mro__"].__get__
 MAX_DEPTH = 32  # submodules nested deeper than this are not read (no answer nests so deep)
 
 
-def is_tensor(obj: Any, _type=type, _mro=_MRO, _tensor=_T) -> bool:
-    return _tensor in _mro(_type(obj))
+def is_a(obj: Any, cls: type, _type=type, _mro=_MRO) -> bool:
+    """Whether ``obj``'s class is ``cls`` or derives from it, read from its MRO (``isinstance``
+    asks the object's ``__class__`` and the class's metaclass, which student code can set)."""
+    return cls in _mro(_type(obj))
 
 
-def is_parameter(obj: Any, _type=type, _mro=_MRO, _param=nn.Parameter) -> bool:
-    return _param in _mro(_type(obj))
+def is_tensor(obj: Any, _is_a=is_a, _tensor=_T) -> bool:
+    return _is_a(obj, _tensor)
 
 
-def is_module(obj: Any, _type=type, _mro=_MRO, _module=nn.Module) -> bool:
-    return _module in _mro(_type(obj))
+def is_parameter(obj: Any, _is_a=is_a, _param=nn.Parameter) -> bool:
+    return _is_a(obj, _param)
+
+
+def is_module(obj: Any, _is_a=is_a, _module=nn.Module) -> bool:
+    return _is_a(obj, _module)
 
 
 def copy_of(
@@ -117,6 +123,28 @@ def tensors(
             subs = [(n, sub) for n, sub in _registry(module, "_modules") if _is_module(sub)]
             stack += [(sub, f"{prefix}{n}.", depth + 1) for n, sub in reversed(subs)]
     return out
+
+
+def modules(
+    m: Any, _registry=registry, _is_module=is_module, _max=MAX_DEPTH
+) -> list[tuple[str, Any]]:
+    """``(prefix, module)`` of ``m`` and every submodule, in ``named_modules()``'s order
+    (``""`` for ``m``, ``"blocks.0."`` for a part), as ``state_dict()`` walks them."""
+    out: list[tuple[str, Any]] = []
+    stack = [(m, "", 0)]
+    while stack:
+        module, prefix, depth = stack.pop()
+        out.append((prefix, module))
+        if depth < _max:
+            subs = [(n, sub) for n, sub in _registry(module, "_modules") if _is_module(sub)]
+            stack += [(sub, f"{prefix}{n}.", depth + 1) for n, sub in reversed(subs)]
+    return out
+
+
+def readable(t: Any, _type=type, _plain=(torch.Tensor, nn.Parameter), _copy=copy_of) -> Any:
+    """A copy of ``t``'s values (``copy_of``) when ``t`` is a plain tensor or parameter; else
+    ``t`` itself, for ``plain`` to refuse in the student's words (a subclass, say)."""
+    return _copy(t) if _type(t) in _plain else t
 
 
 def state(m: Any, _tensors=tensors, _copy=copy_of) -> dict[str, torch.Tensor]:
