@@ -34,6 +34,7 @@ _NO_FUNCTION = torch._C.DisableTorchFunction
 _NO_DISPATCH = torch._C._DisableTorchDispatch
 _INSTANCE_DICT = vars(nn.Module)["__dict__"].__get__
 _MRO = vars(type)["__mro__"].__get__
+_REQUIRES_GRAD = vars(_T)["requires_grad"].__get__  # the C getter, not a class's property
 MAX_DEPTH = 32  # submodules nested deeper than this are not read (no answer nests so deep)
 
 
@@ -65,7 +66,7 @@ def copy_of(
 
 
 def requires_grad(
-    t: Any, _get=_T.requires_grad.__get__, _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH
+    t: Any, _get=_REQUIRES_GRAD, _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH
 ) -> bool:
     """Whether tensor ``t`` really requires gradients (not what its class's property says)."""
     with _no_function(), _no_dispatch():
