@@ -74,13 +74,15 @@ def localize(
     mapped = names(weights, reply["module"]) if names is not None else weights
     renames = module_renames(dict(zip(weights, mapped, strict=True)))
     mode = {"train": True} if train else {}  # a pack's own trace probe may take no train
+    budget = DIAGNOSIS_SHARE * worker.limits.exercise_budget_s - worker.diagnosed_s
+    if budget <= 0:  # this answer's diagnoses have had their share: no more traces
+        return None
     small = small_input(x, max_tokens)
     try:
         trace = worker.call("trace", handle=reply["handle"], x=small, **mode)
     except StudentError:
         return None
     began = time.monotonic()
-    budget = DIAGNOSIS_SHARE * worker.limits.exercise_budget_s - worker.diagnosed_s
     try:
         sizes = input_sizes(oracle, small)
         found = first_difference(
