@@ -49,8 +49,10 @@ def _transfer(
     for name in ("W_query", "W_key", "W_value"):
         w = _truth.value(sa_v1, name)
         tensor = _truth.is_tensor(w)
+        with _truth.untouched():
+            value = _plain(_truth.readable(w), f"sa_v1.{name}") if tensor else None
         weights[name] = {
-            "value": _plain(_truth.copy_of(w), f"sa_v1.{name}") if tensor else None,
+            "value": value,
             "type": _type(w).__name__,
             "is_parameter": _truth.is_parameter(w),
             "registered": params.get(name) is w and w is not None,
@@ -63,9 +65,11 @@ def _transfer(
         for n in {*_truth.own_names(sa_v1), *params}
         if n not in fresh and _truth.is_tensor(_truth.value(sa_v1, n))
     )[:10]
+    with _truth.untouched():  # the copies too: no mode the student left sees them
+        v2_state = _plain(_truth.state(sa_v2), "sa_v2.state_dict()")
     return {
         "v1": weights,
-        "v2_state": _plain(_truth.state(sa_v2), "sa_v2.state_dict()"),
+        "v2_state": v2_state,
         "added": [str(n)[:60] for n in added],
     }
 

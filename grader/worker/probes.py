@@ -149,8 +149,14 @@ def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) ->
     is read with ``grader.worker.truth``: what the module holds, not what its methods,
     properties or classes say (``state_dict``, ``named_parameters`` and ``requires_grad`` can be
     replaced by student code)."""
-    if not isinstance(m, nn.Module):
+    if not truth.is_module(m):
         return {"is_module": False, "class": type(m).__name__}
+    with truth.untouched():  # no mode or __torch_function__ the student left sees the reads
+        return _described(m, values, attrs)
+
+
+def _described(m: nn.Module, values: bool, attrs: tuple[str, ...]) -> dict:
+    """``describe_module``'s reads, for a module."""
     where = "your module's state_dict()[{!r}]"
     entries = [(k, truth.readable(v)) for k, v in truth.tensors(m).items()]
     if values:

@@ -56,20 +56,33 @@ def is_module(obj: Any, _is_a=is_a, _module=nn.Module) -> bool:
     return _is_a(obj, _module)
 
 
-def copy_of(
-    t: Any, _detach=_T.detach, _clone=_T.clone, _contiguous=_T.contiguous,
-    _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH,
-) -> torch.Tensor:  # fmt: skip
-    """A plain ``torch.Tensor`` copy of tensor ``t``'s values, made by torch's C methods."""
-    with _no_function(), _no_dispatch():
-        return _contiguous(_clone(_detach(t)))
+class untouched:  # noqa: N801 - used as a context manager, like torch's own
+    """Within it, no torch function (``__torch_function__``, a mode) and no Python dispatch
+    (a ``TorchDispatchMode``) sees what torch does: reads and copies of a student's tensors
+    made here give their values, whatever student code left active."""
+
+    def __init__(self, _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH) -> None:
+        self._held = (_no_function(), _no_dispatch())
+
+    def __enter__(self) -> None:
+        for context in self._held:
+            context.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        for context in reversed(self._held):
+            context.__exit__(None, None, None)
 
 
-def requires_grad(
-    t: Any, _get=_REQUIRES_GRAD, _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH
-) -> bool:
+def detached(t: Any, _detach=_T.detach, _untouched=untouched) -> torch.Tensor:
+    """A plain ``torch.Tensor`` over tensor ``t``'s values (no copy: ``plain`` makes the one
+    copy a reply needs), made by torch's C method."""
+    with _untouched():
+        return _detach(t)
+
+
+def requires_grad(t: Any, _get=_REQUIRES_GRAD, _untouched=untouched) -> bool:
     """Whether tensor ``t`` really requires gradients (not what its class's property says)."""
-    with _no_function(), _no_dispatch():
+    with _untouched():
         return bool(_get(t))
 
 
@@ -142,25 +155,25 @@ def modules(
     return out
 
 
-def readable(t: Any, _type=type, _plain=(torch.Tensor, nn.Parameter), _copy=copy_of) -> Any:
-    """A copy of ``t``'s values (``copy_of``) when ``t`` is a plain tensor or parameter; else
-    ``t`` itself, for ``plain`` to refuse in the student's words (a subclass, say)."""
-    return _copy(t) if _type(t) in _plain else t
+def readable(t: Any, _type=type, _plain=(torch.Tensor, nn.Parameter), _detached=detached) -> Any:
+    """``t``'s values (``detached``) when ``t`` is a plain tensor or parameter; else ``t``
+    itself, for ``plain`` to refuse in the student's words (a subclass, say)."""
+    return _detached(t) if _type(t) in _plain else t
 
 
-def state(m: Any, _tensors=tensors, _copy=copy_of) -> dict[str, torch.Tensor]:
-    """``tensors(m)`` as copies of their values: what ``m.state_dict()`` would give."""
-    return {name: _copy(t) for name, t in _tensors(m).items()}
+def state(m: Any, _tensors=tensors, _readable=readable) -> dict[str, Any]:
+    """``tensors(m)`` as ``readable`` values: what ``m.state_dict()`` would give."""
+    return {name: _readable(t) for name, t in _tensors(m).items()}
 
 
 def load(
     m: Any, values: dict, _tensors=tensors, _detach=_T.detach, _copy=_T.copy_,
-    _no_function=_NO_FUNCTION, _no_dispatch=_NO_DISPATCH,
+    _untouched=untouched,
 ) -> None:  # fmt: skip
     """Copy ``values`` (name -> tensor, as ``tensors`` names them) into ``m``'s own parameters
     and buffers, with torch's C method (``m.load_state_dict`` can be replaced)."""
     held = _tensors(m)
-    with _no_function(), _no_dispatch():
+    with _untouched():
         for name, v in values.items():
             if name in held:
                 _copy(_detach(held[name]), v)
