@@ -12,6 +12,13 @@ its cause (``grader.judge.causes``), one cause per class of part, so that every 
 fails because of the same part explains it once. A pack may say more with ``explain`` (a
 changed step of a part's own forward, say) and ``part_hints`` (what to compare in a part of a
 given class). A correct answer never gets here: its grading is no slower.
+
+The diagnosis never changes a verdict: a failure inside it (a value the judge cannot compare,
+a bug of ours) leaves the check's failure as it was, without a cause, and goes to the grader's
+log (``GRADE_TRACE_LOG``). Its cost is bounded whatever the trace holds: a part is replayed on
+at most ``localize.SIZE_SLACK`` times what the reference's part receives on the same input
+(``input_sizes``), and all of one answer's diagnoses stop at ``DIAGNOSIS_SHARE`` of the
+exercise's time budget (``WorkerHandle.diagnosed_s`` counts them).
 """
 
 from __future__ import annotations

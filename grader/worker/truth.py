@@ -117,28 +117,6 @@ def value(m: Any, name: str, _registry=registry, _own=own) -> Any:
     return _own(m, name)
 
 
-def tensors(
-    m: Any, _registry=registry, _own=own, _is_tensor=is_tensor, _is_module=is_module,
-    _max=MAX_DEPTH,
-) -> dict[str, Any]:  # fmt: skip
-    """The tensors ``m.state_dict()`` holds for a module that does not override it (its own and
-    its submodules' parameters and persistent buffers, under the same names): the tensors
-    themselves, not copies."""
-    out: dict[str, Any] = {}
-    stack = [(m, "", 0)]
-    while stack:
-        module, prefix, depth = stack.pop()
-        skip = _own(module, "_non_persistent_buffers_set") or ()
-        for kind in ("_parameters", "_buffers"):
-            for name, t in _registry(module, kind):
-                if _is_tensor(t) and not (kind == "_buffers" and name in skip):
-                    out[prefix + name] = t
-        if depth < _max:
-            subs = [(n, sub) for n, sub in _registry(module, "_modules") if _is_module(sub)]
-            stack += [(sub, f"{prefix}{n}.", depth + 1) for n, sub in reversed(subs)]
-    return out
-
-
 def modules(
     m: Any, _registry=registry, _is_module=is_module, _max=MAX_DEPTH
 ) -> list[tuple[str, Any]]:
@@ -152,6 +130,22 @@ def modules(
         if depth < _max:
             subs = [(n, sub) for n, sub in _registry(module, "_modules") if _is_module(sub)]
             stack += [(sub, f"{prefix}{n}.", depth + 1) for n, sub in reversed(subs)]
+    return out
+
+
+def tensors(
+    m: Any, _modules=modules, _registry=registry, _own=own, _is_tensor=is_tensor
+) -> dict[str, Any]:
+    """The tensors ``m.state_dict()`` holds for a module that does not override it (its own and
+    its submodules' parameters and persistent buffers, under the same names): the tensors
+    themselves, not copies."""
+    out: dict[str, Any] = {}
+    for prefix, module in _modules(m):
+        skip = _own(module, "_non_persistent_buffers_set") or ()
+        for kind in ("_parameters", "_buffers"):
+            for name, t in _registry(module, kind):
+                if _is_tensor(t) and not (kind == "_buffers" and name in skip):
+                    out[prefix + name] = t
     return out
 
 
