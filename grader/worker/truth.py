@@ -36,6 +36,8 @@ _INSTANCE_DICT = vars(nn.Module)["__dict__"].__get__
 _MRO = vars(type)["__mro__"].__get__
 _REQUIRES_GRAD = vars(_T)["requires_grad"].__get__  # the C getter, not a class's property
 MAX_DEPTH = 32  # submodules nested deeper than this are not read (no answer nests so deep)
+MAX_MODULES = 20_000  # nor more modules than this (GPT-2 XL has about 800): a module that
+# holds itself twice would otherwise double the walk at every level
 
 
 def is_a(obj: Any, cls: type, _type=type, _mro=_MRO) -> bool:
@@ -118,13 +120,13 @@ def value(m: Any, name: str, _registry=registry, _own=own) -> Any:
 
 
 def modules(
-    m: Any, _registry=registry, _is_module=is_module, _max=MAX_DEPTH
+    m: Any, _registry=registry, _is_module=is_module, _max=MAX_DEPTH, _most=MAX_MODULES
 ) -> list[tuple[str, Any]]:
     """``(prefix, module)`` of ``m`` and every submodule, in ``named_modules()``'s order
     (``""`` for ``m``, ``"blocks.0."`` for a part), as ``state_dict()`` walks them."""
     out: list[tuple[str, Any]] = []
     stack = [(m, "", 0)]
-    while stack:
+    while stack and len(out) < _most:
         module, prefix, depth = stack.pop()
         out.append((prefix, module))
         if depth < _max:
