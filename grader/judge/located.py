@@ -36,6 +36,7 @@ from grader.judge.launch.handle import StudentError, WorkerHandle
 from grader.judge.localize import Difference, first_difference, module_renames
 from grader.judge.properties import ATOL, RTOL, CheckFailed
 from grader.judge.resilience import log_trace
+from grader.protocol.limits import Limits
 from grader.shared.tensors import first_tensor
 
 MAX_TOKENS = 8
@@ -81,7 +82,7 @@ def localize(
     mapped = names(weights, reply["module"]) if names is not None else weights
     renames = module_renames(dict(zip(weights, mapped, strict=True)))
     mode = {"train": True} if train else {}  # a pack's own trace probe may take no train
-    budget = DIAGNOSIS_SHARE * worker.limits.exercise_budget_s - worker.diagnosed_s
+    budget = _budget_left(worker)
     if budget <= 0:  # this answer's diagnoses have had their share: no more traces
         return None
     small = small_input(x, max_tokens)
@@ -103,10 +104,25 @@ def localize(
             deadline=began + budget,
         )
     finally:
-        worker.diagnosed_s += time.monotonic() - began
+        _spent(worker, time.monotonic() - began)
     if found is None:
         return None
     return found, dict(oracle.named_modules()).get(found.reference, oracle)
+
+
+def _budget_left(worker: WorkerHandle) -> float:
+    """The seconds of diagnosis left to this worker's answer (``DIAGNOSIS_SHARE`` of its
+    exercise's budget, less what its diagnoses spent). A pack's stand-in for a worker (the
+    ``Worker`` protocol: ``call`` alone) gets the default limits' share."""
+    limits = getattr(worker, "limits", None) or Limits()
+    return DIAGNOSIS_SHARE * limits.exercise_budget_s - getattr(worker, "diagnosed_s", 0.0)
+
+
+def _spent(worker: WorkerHandle, seconds: float) -> None:
+    try:
+        worker.diagnosed_s = getattr(worker, "diagnosed_s", 0.0) + seconds
+    except AttributeError:  # a stand-in that takes no attribute: it has no account
+        pass
 
 
 def input_sizes(oracle: nn.Module, x: torch.Tensor) -> dict[str, int]:

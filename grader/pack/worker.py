@@ -23,8 +23,8 @@ and tensors). It returns plain data and tensors, and judges nothing.
 - ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
 - ``truth``: what a student's module and tensors really hold (state, parameters,
   ``requires_grad``), read so that student code cannot redirect the read
-  (``grader.worker.truth``); bind what a probe uses in its defaults, as the probes of
-  ``llm_pack.probes`` do, so that rebinding a global later changes nothing.
+  (``grader.worker.truth``); bind what a probe uses in its defaults, as the first pack's
+  probes do, so that rebinding a global later changes nothing.
 """
 
 from __future__ import annotations
