@@ -20,7 +20,9 @@ from grader.pack.worker import (
     plain,
     seeded,
     trace_kept,
+    truth,
 )
+from reference import GPT_CONFIG_124M, SelfAttention_v1, SelfAttention_v2
 
 # The attributes of the reference's attention modules that the judge reads (heads, widths).
 ATTRS = ("num_heads", "d_out", "head_dim")
@@ -29,34 +31,45 @@ ATTRS = ("num_heads", "d_out", "head_dim")
 # --- 3.1 -------------------------------------------------------------------------------------
 
 
-def _transfer(module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict):
-    from reference import SelfAttention_v1, SelfAttention_v2
-
-    sa_v2 = SelfAttention_v2(d_in, d_out)
-    sa_v2.load_state_dict(v2_state)
-    sa_v1 = SelfAttention_v1(d_in, d_out)
-    sa_v1.load_state_dict(v1_state)
+def _transfer(
+    module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict,
+    _v1=SelfAttention_v1, _v2=SelfAttention_v2, _truth=truth, _plain=plain, _type=type,
+):  # fmt: skip
+    """``transfer_weights(sa_v2, sa_v1)`` on modules holding the judge's weights; what both
+    really hold after it, read with ``truth`` (not through their methods, classes or
+    properties, which the student's code may have replaced), and the classes held from
+    before the student's file ran (the defaults)."""
+    sa_v2 = _v2(d_in, d_out)
+    _truth.load(sa_v2, v2_state)
+    sa_v1 = _v1(d_in, d_out)
+    _truth.load(sa_v1, v1_state)
     module.transfer_weights(sa_v2, sa_v1)
     weights = {}
+    params = dict(_truth.registry(sa_v1, "_parameters"))
     for name in ("W_query", "W_key", "W_value"):
-        w = getattr(sa_v1, name, None)
+        w = _truth.value(sa_v1, name)
+        tensor = _truth.is_tensor(w)
+        with _truth.untouched():
+            value = _plain(_truth.readable(w), f"sa_v1.{name}") if tensor else None
         weights[name] = {
-            "value": plain(w, f"sa_v1.{name}") if isinstance(w, torch.Tensor) else None,
-            "type": type(w).__name__,
-            "is_parameter": isinstance(w, nn.Parameter),
-            "registered": name in sa_v1._parameters,
-            "requires_grad": bool(getattr(w, "requires_grad", False)),
+            "value": value,
+            "type": _type(w).__name__,
+            "is_parameter": _truth.is_parameter(w),
+            "registered": params.get(name) is w and w is not None,
+            "requires_grad": _truth.requires_grad(w) if tensor else False,
         }
-    blank = SelfAttention_v1(d_in, d_out)  # what sa_v1 had before: anything else was added
-    fresh = set(vars(blank)) | set(blank._parameters)
+    blank = _v1(d_in, d_out)  # what sa_v1 had before: anything else was added
+    fresh = {*_truth.own_names(blank), *dict(_truth.registry(blank, "_parameters"))}
     added = sorted(
         n
-        for n in {*vars(sa_v1), *sa_v1._parameters}
-        if n not in fresh and isinstance(getattr(sa_v1, n, None), torch.Tensor)
+        for n in {*_truth.own_names(sa_v1), *params}
+        if n not in fresh and _truth.is_tensor(_truth.value(sa_v1, n))
     )[:10]
+    with _truth.untouched():  # the copies too: no mode the student left sees them
+        v2_state = _plain(_truth.state(sa_v2), "sa_v2.state_dict()")
     return {
         "v1": weights,
-        "v2_state": plain(sa_v2.state_dict(), "sa_v2.state_dict()"),
+        "v2_state": v2_state,
         "added": [str(n)[:60] for n in added],
     }
 
@@ -133,11 +146,11 @@ def _configs(module, state):
     return plain(module.GPT2_CONFIGS, "GPT2_CONFIGS")
 
 
-def _base_config(module, state):
-    """``reference.GPT_CONFIG_124M`` as the student's code left it (changed in place?)."""
-    from reference import GPT_CONFIG_124M
-
-    return plain(GPT_CONFIG_124M, "GPT_CONFIG_124M")
+def _base_config(module, state, _base=GPT_CONFIG_124M, _plain=plain):
+    """``reference.GPT_CONFIG_124M`` as the student's code left it (changed in place?): the
+    dict itself, held from before the student's file ran (the default), whatever
+    ``reference.GPT_CONFIG_124M`` is bound to now."""
+    return _plain(_base, "GPT_CONFIG_124M")
 
 
 # Values a config may share with GPT_CONFIG_124M without harm: changing one cannot change the
@@ -145,13 +158,12 @@ def _base_config(module, state):
 IMMUTABLE = (int, float, bool, str, bytes, tuple, frozenset, type(None))
 
 
-def _config_alias(module, state, size: str) -> dict:
+def _config_alias(module, state, size: str, _base=GPT_CONFIG_124M) -> dict:
     """Whether ``GPT2_CONFIGS[size]`` is ``GPT_CONFIG_124M`` itself rather than a copy (the
-    reference's, or the book's dict written into the student's file), and which of its keys
-    hold a mutable value of ``GPT_CONFIG_124M``'s: identity is only visible here."""
-    from reference import GPT_CONFIG_124M
-
-    bases = [GPT_CONFIG_124M]
+    reference's, held from before the student's file ran, or the book's dict written into the
+    student's file), and which of its keys hold a mutable value of ``GPT_CONFIG_124M``'s:
+    identity is only visible here."""
+    bases = [_base]
     own = getattr(module, "GPT_CONFIG_124M", None)
     if isinstance(own, dict) and own is not GPT_CONFIG_124M:
         bases.append(own)

@@ -21,6 +21,7 @@ malformed one is skipped.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ from grader.shared.tensors import first_tensor
 RTOL, ATOL = 1e-4, 1e-5
 MAX_ENTRIES = 1000  # calls read from a trace (the worker sends at most 400)
 MAX_ELEMENTS = 1 << 16  # values in one recorded tensor (the worker keeps at most 8192)
+SIZE_SLACK = 2  # a replayed input may hold this many times what the reference's part received
 _INDEX = re.compile(r"\.(\d+)(?=\.|$)")
 _NAME = re.compile(r"[\w.]{0,500}")  # a module name the report may show as it is
 
@@ -169,6 +171,11 @@ def _entry(raw: Any) -> dict | None:
     tensors = [v for v in (inp, out) if v is not None]
     if type(args) is not int or not all(isinstance(v, torch.Tensor) for v in tensors):
         return None
+    if any(
+        type(v) is not torch.Tensor or v.layout is not torch.strided or v.is_complex()
+        for v in tensors
+    ):
+        return None  # no reference part computes these: not comparable
     if any(v.numel() > MAX_ELEMENTS or v.dim() > 8 for v in tensors):
         return None
     return {
@@ -233,6 +240,8 @@ def first_difference(
     rtol: float = RTOL,
     atol: float = ATOL,
     train: bool = False,
+    sizes: dict[str, int] | None = None,
+    deadline: float | None = None,
 ) -> Difference | None:
     """The first traced call (in the order calls finish: the innermost part first) whose output
     differs from what the reference's part of the same name gives for the same input; None when
@@ -244,6 +253,10 @@ def first_difference(
     from a worker;
     ``renames`` maps the student's module names to the reference's (``module_renames``). Only
     calls with one argument are replayed: the reference's part is called as ``part(input)``.
+    The trace is the student's to shape, so its cost is bounded: with ``sizes`` (the number of
+    values each reference part received on the same input), a call is replayed only on at most
+    ``SIZE_SLACK`` times what the reference's part received; past ``deadline``
+    (``time.monotonic()``), nothing more is replayed and None is returned.
     """
     if not isinstance(trace, list):
         return None
@@ -255,6 +268,8 @@ def first_difference(
     unknown: list[str] = []  # the calls that could not be compared
     checked: list[dict] = []  # the entries read so far, in order
     for raw in trace[:MAX_ENTRIES]:
+        if deadline is not None and time.monotonic() > deadline:
+            return None
         entry = _entry(raw)
         if entry is None:
             continue
@@ -265,7 +280,10 @@ def first_difference(
         part = parts.get(_reference_name(name, renames))
         expected = None
         if part is not None and entry["args"] == 1 and entry["input"] is not None:
-            expected = _replay(part, entry["input"])
+            if sizes is None or entry["input"].numel() <= SIZE_SLACK * sizes.get(
+                _reference_name(name, renames), 0
+            ):
+                expected = _replay(part, entry["input"])
         if expected is None:
             unknown.append(name)
             continue

@@ -25,6 +25,10 @@ and tensors). It returns plain data and tensors, and judges nothing.
   class or function ``builder`` with the judge's arguments and keeps the module; ``"load"``,
   ``"forward"`` and ``"trace"`` are ``load_weights``, ``forward`` and ``trace_kept``.
 - ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
+- ``truth``: what a student's module and tensors really hold (state, parameters,
+  ``requires_grad``), read so that student code cannot redirect the read
+  (``grader.worker.truth``); bind what a probe uses in its defaults, as the first pack's
+  probes do, so that rebinding a global later changes nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from collections.abc import Callable
 from typing import Any
 
 from grader.shared.torchseed import seeded
+from grader.worker import truth
 from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
 from grader.worker.probes import _forward as forward
 from grader.worker.probes import _keep as keep
@@ -90,4 +95,5 @@ __all__ = [
     "seeded",
     "trace_kept",
     "trace_module",
+    "truth",
 ]

@@ -15,6 +15,7 @@ from torch import nn
 
 from grader.protocol import wire
 from grader.shared.torchseed import seeded
+from grader.worker import truth
 from grader.worker.trace import trace_kept as trace_kept
 from grader.worker.trace import trace_module as trace_module
 
@@ -144,32 +145,52 @@ def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) ->
     """What the judge needs to rebuild a clean reference module from a student's module; with
     ``values`` false, the state's shapes ("shapes") instead of the state itself ("state"), for
     a judge that only checks the keys and shapes and runs the module where it is; ``attrs``:
-    the module's attributes (numbers and bools only) that the pack's judge reads."""
-    if not isinstance(m, nn.Module):
+    the module's attributes (numbers and bools only) that the pack's judge reads. Everything
+    is read with ``grader.worker.truth``: what the module holds, not what its methods,
+    properties or classes say (``state_dict``, ``named_parameters`` and ``requires_grad`` can be
+    replaced by student code)."""
+    if not truth.is_module(m):
         return {"is_module": False, "class": type(m).__name__}
+    with truth.untouched():  # no mode or __torch_function__ the student left sees the reads
+        return _described(m, values, attrs)
+
+
+def _described(m: nn.Module, values: bool, attrs: tuple[str, ...]) -> dict:
+    """``describe_module``'s reads, for a module."""
     where = "your module's state_dict()[{!r}]"
-    entries = m.state_dict().items()
+    entries = [(k, truth.readable(v)) for k, v in truth.tensors(m).items()]
     if values:
         state = {"state": {k: plain(v, where.format(k)) for k, v in entries}}
     else:
         state = {"shapes": {k: shape_of(v, where.format(k)) for k, v in entries}}
+    modules = truth.modules(m)
     return {
         "is_module": True,
         "class": type(m).__name__,
         "class_module": type(m).__module__,
-        "training": bool(m.training),
+        "training": bool(truth.own(m, "training")),
         **state,
         "parameters": {
-            name: bool(p.requires_grad) for name, p in m.named_parameters(remove_duplicate=False)
+            f"{prefix}{name}": truth.requires_grad(p)
+            for prefix, sub in modules
+            for name, p in truth.registry(sub, "_parameters")
+            if truth.is_tensor(p)
         },
-        "buffers": [name for name, _ in m.named_buffers()],
+        "buffers": [
+            f"{prefix}{name}"
+            for prefix, sub in modules
+            for name, b in truth.registry(sub, "_buffers")
+            if truth.is_tensor(b)
+        ],
         "dropouts": {
-            name: float(sub.p) for name, sub in m.named_modules() if isinstance(sub, nn.Dropout)
+            prefix[:-1]: float(truth.own(sub, "p"))
+            for prefix, sub in modules
+            if truth.is_a(sub, nn.Dropout) and type(truth.own(sub, "p")) in (int, float)
         },
         "attrs": {
-            name: getattr(m, name)
+            name: value
             for name in attrs
-            if type(getattr(m, name, None)) in (int, float, bool)
+            if type(value := truth.value(m, name)) in (int, float, bool)
         },
     }
 

@@ -1,6 +1,6 @@
-"""Returns, as its model's weights and outputs, tensors of a subclass that runs a shell command
-when unpickled (creating a marker file) and claims to equal anything. Only plain tensors go
-back to the judge: the worker refuses the value and says so in the student's words (what came
+"""Holds and returns, as its model's weights and outputs, tensors of a subclass that runs a
+shell command when unpickled (creating a marker file) and claims to equal anything. Only plain
+tensors go back to the judge: the worker refuses the value and says so in the student's words (what came
 back, what is expected), each check that needed it fails, and the command never runs."""
 
 # exercise: 4.3
@@ -30,6 +30,8 @@ class GPTModel(torch.nn.Module):
     def __init__(self, cfg):
         super().__init__()
         self.out_head = torch.nn.Linear(2, 2, bias=False)
+        # The worker reads what the module holds, not what its state_dict() says: hold one.
+        self.register_buffer("payload", torch.zeros(2, 2).as_subclass(Trojan))
 
     def state_dict(self, *args, **kwargs):
         return {"out_head.weight": torch.zeros(2, 2).as_subclass(Trojan)}

@@ -119,6 +119,7 @@ class WorkerHandle:
     deadline: float | None = None  # the end of the exercise's budget, set at the first call
     reader: ReplyReader | None = None  # replies read by a thread (Windows)
     started: bool = False  # the worker said it set itself up and imports the student's file
+    diagnosed_s: float = 0.0  # the judge's time spent locating faults in this worker's answer
 
     def __post_init__(self) -> None:
         wire.widen(self.req_fd)

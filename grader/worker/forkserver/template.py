@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grader.worker.forkserver.layers import LayerProbe
 from grader.worker.forkserver.spares import MAX_MESSAGE, SpareWorkers
-from grader.worker.sandbox import isolate, linux
+from grader.worker.sandbox import isolate, linux, roots
 from grader.worker.sandbox.cgroup import PidsCgroups
 
 IDLE_S = 0.01  # quiet for this long: the burst of requests of one grading is over
@@ -295,6 +295,7 @@ def main(config: dict) -> None:
         template.tell_judges({"op": "layers", "layers": template.probe()})
         slow_meta = preload()
         template.runtime = isolate.runtime_paths()
+        roots.judge_only_files()  # worked out once, here: each worker carves them out
         template.top_up()
         template.tell_judges({"op": "ready", "pid": os.getpid(), "slow_meta": slow_meta})
         template.serve()

@@ -10,9 +10,10 @@ time (a "spare" waits for its job, so that starting a worker costs no fork at al
    ``tmpfs`` over ``/tmp`` holding a read-only copy of the submission (read by the server,
    never through a link) and a writable work folder; every other mount made read-only.
 3. ``confine``: a fresh ``/proc`` that shows only its own processes (only ever mounted in a
-   mount namespace of its own), its own session, Landlock (reads only the installation and
-   the submission's copy, ``grader.worker.sandbox.roots``; writes only in the scratch; no TCP,
-   no signals out), no capabilities and no new privileges.
+   mount namespace of its own), its own session, Landlock (reads only the installation, less
+   the packs' judge-only modules, and the submission's copy, ``grader.worker.sandbox.roots``;
+   writes only in the scratch; no TCP, no signals out), no capabilities and no new
+   privileges.
 
 A grader run as root gives its workers the host's ``nobody`` (the nobody layer): root of the
 worker's user namespace is mapped to it, or, where the kernel refuses user namespaces, the
@@ -362,12 +363,14 @@ def confine(plan: Plan, placement: Placement, runtime: list[str]) -> None:
         pass  # already a session leader
     readable = runtime + SYSTEM_READ + placement.read_roots
     if "landlock" in plan:
+        read, listed = roots.carve(readable, roots.judge_only_files())
         try:
             linux.landlock_restrict(
                 plan.landlock_abi,
-                read_paths=readable,
+                read_paths=read,
                 write_paths=placement.write_roots,
                 write_files=["/dev/null"],
+                list_paths=listed,
             )
         except OSError as exc:
             raise SetupError("landlock", str(exc)) from None

@@ -210,11 +210,16 @@ class _PathBeneath(ctypes.Structure):
 
 
 def landlock_restrict(
-    abi: int, read_paths: list[str], write_paths: list[str], write_files: list[str]
+    abi: int,
+    read_paths: list[str],
+    write_paths: list[str],
+    write_files: list[str],
+    list_paths: list[str] | None = None,
 ) -> list[str]:
-    """Confine this process (and its future children): read only beneath ``read_paths``, write
-    only beneath ``write_paths`` (and to the files ``write_files``), no TCP (ABI 4), no signals
-    or abstract unix sockets out of the domain (ABI 6). Returns what it could not cover."""
+    """Confine this process (and its future children): read only beneath ``read_paths``, list
+    the folders beneath ``list_paths`` (names only, no file's contents), write only beneath
+    ``write_paths`` (and to the files ``write_files``), no TCP (ABI 4), no signals or abstract
+    unix sockets out of the domain (ABI 6). Returns what it could not cover."""
     fs_write = FS_WRITE_V1 | (FS_REFER if abi >= 2 else 0) | (FS_TRUNCATE if abi >= 3 else 0)
     handled = FS_READ | fs_write
     attr = _RulesetAttr(handled, 0, 0)
@@ -240,7 +245,8 @@ def landlock_restrict(
         "landlock_create_ruleset",
     )
     try:
-        rules = [(p, FS_READ) for p in read_paths] + [(p, handled) for p in write_paths]
+        rules = [(p, FS_READ_DIR) for p in list_paths or ()]
+        rules += [(p, FS_READ) for p in read_paths] + [(p, handled) for p in write_paths]
         for path, access in rules:
             _add_path_rule(ruleset, path, access, handled)
         for path in write_files:

@@ -15,6 +15,12 @@ A grader run as root gives its workers the user ``nobody`` (``grader.worker.sand
 a folder of the installation that ``nobody`` cannot reach (Python under ``/root``, mode 0700)
 is shown to it by ``hidden_from_nobody`` and ``isolate``: a small ``tmpfs`` over the folder that
 blocks the way, holding only the installation's folders, bound in place.
+
+The installation holds the packs' judge-only modules (their checks, strategies, oracles:
+what computes the expected answers), which no worker may read: ``carve`` takes their files
+out of the read roots, so that Landlock, which only grants, never grants them, to the worker
+or to anything it starts (a child interpreter, ``cat``). A folder that holds one is split:
+it may be listed, and each of its entries but the judge-only ones is a read root of its own.
 """
 
 from __future__ import annotations
@@ -134,6 +140,60 @@ def runtime_paths() -> list[str]:
     roots = installation_paths()
     roots |= module_paths(roots | set(SYSTEM_READ))
     return _outermost(roots)
+
+
+_judge_only: list[str] = []
+
+
+def judge_only_files() -> list[str]:
+    """The real paths of every pack's judge-only modules (a package's folder, a module's file,
+    and the start of its compiled files' names: ``.../__pycache__/strategies.``), worked out
+    once (the fork server does it before it forks a spare)."""
+    if not _judge_only:
+        from grader.shared.course import packs
+        from grader.worker.judgeonly import files_of
+
+        names = [name for pack in packs() for name in pack.judge_only]
+        for path, _ in files_of(names):
+            path = path.rstrip(os.sep)
+            _judge_only.append(path)
+            folder, name = os.path.split(path)
+            if name.endswith(".py"):
+                _judge_only.append(os.path.join(folder, "__pycache__", name[:-2]))
+        _judge_only.append("")  # worked out: an installation without packs stays empty
+    return [p for p in _judge_only if p]
+
+
+def carve(roots: list[str], hidden: list[str]) -> tuple[list[str], list[str]]:
+    """``roots`` without the paths ``hidden`` (real paths; one that ends with ``.`` stands
+    for every file whose name starts with it): the read roots left, and the folders split
+    on the way to a hidden path, which may only be listed."""
+    read: list[str] = []
+    listed: list[str] = []
+
+    def is_hidden(real: str) -> bool:
+        return any(real == h or (h.endswith(".") and real.startswith(h)) for h in hidden)
+
+    def visit(path: str, depth: int) -> None:
+        real = os.path.realpath(path)
+        if is_hidden(real):
+            return
+        if not any(h.startswith(real.rstrip("/") + "/") for h in hidden):
+            read.append(path)
+            return
+        if depth > 16 or not os.path.isdir(path):
+            return
+        listed.append(path)
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            return
+        for name in names:
+            visit(os.path.join(path, name), depth + 1)
+
+    for root in roots:
+        visit(root, 0)
+    return read, listed
 
 
 def _nobody_may(st: os.stat_result, bits: int) -> bool:
