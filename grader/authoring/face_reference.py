@@ -90,6 +90,7 @@ EXAMPLES: dict[str, str] = {
     "number": "count = number(module.parameter_count(cfg), 'parameter_count(cfg)')",
     "on_meta": "EX9_4 = {'count': on_meta('parameter_count')}",
     "plain": "value = plain(module.double(x), 'double returned')",
+    "truth": "weights = truth.state(model)  # what the module holds, not what it says",
     "trace_kept": "EX4_3 = {'build': _build, 'trace': trace_kept}",
     "trace_module": "calls = trace_module(model, x)",
 }
