@@ -287,3 +287,18 @@ def test_a_tamper_seen_after_the_last_reply_is_read_with_a_reply_thread_too(tmp_
         os.close(rep_w)
         handle.close()
     assert 113 in boot.TAMPERED
+
+
+def test_a_submissions_file_is_read_without_o_nofollow_and_a_link_is_still_refused(
+    tmp_path, monkeypatch
+):
+    """Windows' os has no O_NOFOLLOW (nor O_NONBLOCK): a link is refused by a look first."""
+    from grader.shared import regular
+
+    monkeypatch.delattr(os, "O_NOFOLLOW")
+    monkeypatch.setattr(regular, "FLAGS", os.O_RDONLY)
+    (tmp_path / "data.txt").write_bytes(b"one\r\ntwo\n")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "data.txt")
+    assert regular.read_regular(tmp_path / "data.txt", 100) == b"one\r\ntwo\n"
+    assert regular.read_regular(tmp_path / "link.txt", 100) is None
+    assert regular.read_regular(tmp_path / "data.txt", 3) is None  # over the limit

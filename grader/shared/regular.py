@@ -8,12 +8,23 @@ import os
 import stat
 from pathlib import Path
 
+# Windows has neither O_NOFOLLOW nor O_NONBLOCK (a link is refused by a look before the open
+# there), and reads in text mode unless told O_BINARY.
+FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
 
 def read_regular(path: Path, limit: int) -> bytes | None:
     """The bytes of the regular file at ``path``, or None when it is not one (a link, a folder,
     a FIFO, gone), cannot be read, or holds more than ``limit`` bytes."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+            return None
+        fd = os.open(path, FLAGS)
     except OSError:
         return None
     try:
