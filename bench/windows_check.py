@@ -441,7 +441,10 @@ def scenario_kernel(win: Windows, work: Path) -> list[str]:
 
         printed = []
         for cell in nbformat.read(str(out), as_version=4).cells[len(CHECKED) :]:
-            printed.append("".join(o.get("text", "") for o in cell.get("outputs", [])).strip())
+            out_text = [
+                o.get("text", "") for o in cell.get("outputs", []) if o.get("name") == "stdout"
+            ]
+            printed.append("".join(out_text).strip())  # stderr: notes such as the layers off
         scores[side] = printed
     say(f"  kernel: windows {scores['windows']}, linux {scores['linux']}")
     full = all(s.split() and s.split()[0] == s.split()[-1] for s in scores["windows"])
