@@ -36,3 +36,28 @@ def build(where: Path) -> Path:
         f"import _macos_like\nimport site; site.addsitedir({ours!r})\n", encoding="utf-8"
     )
     return python
+
+
+class Lines:
+    """A process's stdout, read line by line in a thread."""
+
+    def __init__(self, proc: subprocess.Popen):
+        import threading
+
+        self.seen: list[str] = []
+        threading.Thread(target=lambda: self.seen.extend(proc.stdout), daemon=True).start()
+        self.proc = proc
+
+    def wait_for(self, text: str, after: int = 0, timeout: float = 600) -> int:
+        """The number of lines up to the first after ``after`` that holds ``text``."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for n, line in enumerate(list(self.seen)[after:], after):
+                if text in line:
+                    return n + 1
+            if self.proc.poll() is not None and not any(text in x for x in self.seen[after:]):
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"no {text!r}:\n{''.join(self.seen)[-3000:]}")

@@ -12,17 +12,15 @@ import json
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from macos_like import build
+from macos_like import Lines, build
 from support import CORPUS, ROOT, grade_cli, make_submission
 
 sys.path.insert(0, str(ROOT / "bench"))
 
 from compat_compare import verdicts  # noqa: E402
-from windows_check import Lines  # noqa: E402
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="simulates macOS on Linux, where /proc is"
@@ -192,24 +190,15 @@ def test_grade_watch_grades_a_save_again_and_ends_with_its_input(macos_python, t
         stderr=subprocess.PIPE,
         text=True,
     )
-    lines, seen = Lines(proc), threading.Event()
-
-    def save_until_seen() -> None:  # the watcher process may not watch yet at the first save
-        wrong = CORPUS / "ex4_1" / "wrong_forgets_biases.py"
-        while True:
-            shutil.copyfile(wrong, submission / "exercises" / "ex4_1_parameter_counts.py")
-            if seen.wait(2):
-                return
-
+    lines = Lines(proc)
     try:
-        first = lines.wait_for("Watching", timeout=WAIT_S)
-        threading.Thread(target=save_until_seen, daemon=True).start()
+        first = lines.wait_for("Watching", timeout=WAIT_S)  # said once its watcher watches:
+        wrong = CORPUS / "ex4_1" / "wrong_forgets_biases.py"  # one save is seen
+        shutil.copyfile(wrong, submission / "exercises" / "ex4_1_parameter_counts.py")
         again = lines.wait_for("Graded again: 4.1", first, timeout=WAIT_S)
-        seen.set()
         proc.stdin.close()  # the end of its input ends the watch
         assert proc.wait(timeout=WAIT_S) == 0, proc.stderr.read()[-3000:]
     finally:
-        seen.set()
         if proc.poll() is None:
             proc.kill()
             proc.wait()

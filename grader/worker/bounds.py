@@ -56,7 +56,10 @@ def watch_memory(allowed: int) -> None:
     """Where the OS enforces no memory limit (macOS ignores ``RLIMIT_AS``/``RLIMIT_RSS``): a
     daemon thread ends the worker with ``OUT_OF_MEMORY`` once its peak resident memory has
     grown by more than ``allowed`` bytes since now. Memory is looked at every
-    ``MEMORY_LOOK_S``, so an allocation between two looks can pass the bound for that long."""
+    ``MEMORY_LOOK_S``, so an allocation between two looks can pass the bound for that long.
+    A peak, not the memory held now (which macOS gives only through its own calls): where a
+    process starts with a peak it inherited (Linux keeps the parent's across exec), the bound
+    counts from that higher peak, looser, never tighter."""
     import resource
 
     from grader.protocol.boot import OUT_OF_MEMORY
