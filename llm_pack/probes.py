@@ -5,6 +5,8 @@ never the judge or hypothesis."""
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import itertools
 
 import torch
@@ -184,12 +186,37 @@ def _build_split_block(module, state, cfg: dict):
     return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
+# --- any exercise: how a class of the student's is built -------------------------------------
+
+
+def _constructor(module, state, name: str) -> dict:
+    """How the student's class ``name`` (in their module) is built: whether it defines
+    ``__init__`` itself, the names in its own dict spelled like ``__init__`` (``__int__``: a
+    method Python never calls), and the parameters its constructor takes."""
+    cls = getattr(module, name, None)
+    if not isinstance(cls, type):
+        return {"found": False}
+    own = [n for n in vars(cls) if isinstance(n, str) and n != "__init__"]
+    near = difflib.get_close_matches("__init__", own, n=3, cutoff=0.75)
+    try:
+        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    return {
+        "found": True,
+        "defines_init": "__init__" in vars(cls),
+        "near_init": [n for n in near if n != "__init_subclass__"][:3],
+        "parameters": [str(p)[:60] for p in params][:8],
+    }
+
+
 EX3_1: dict[str, Probe] = {"transfer": _transfer}
 EX3_2: dict[str, Probe] = {
     "build": _build_wrapper,
     "forward": forward,
     "load": load_weights,
     "trace": trace_kept,
+    "constructor": _constructor,
 }
 EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": forward, "trace": trace_kept}
 EX4_1: dict[str, Probe] = {
@@ -210,4 +237,5 @@ EX4_3: dict[str, Probe] = {
     "load": load_weights,
     "forward": forward,
     "trace": trace_kept,
+    "constructor": _constructor,
 }

@@ -29,6 +29,8 @@ from llm_pack.checks.gpt_reference import (
     set_block_rates,
     split_config,
 )
+from llm_pack.checks.constructors import constructors_explained
+from llm_pack.checks.ex4_3_logits import CLASSES
 from llm_pack.checks.localized import localized
 from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE
 from llm_pack.strategies import torch_seeds, wide_gpt_configs
@@ -75,9 +77,10 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
 def check_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
-        reply, (reference, x, expected) = worker.call_while(
-            "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
-        )
+        with constructors_explained(worker, CLASSES):
+            reply, (reference, x, expected) = worker.call_while(
+                "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
+            )
         built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])
