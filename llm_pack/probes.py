@@ -196,8 +196,13 @@ def _constructor(module, state, name: str) -> dict:
     cls = getattr(module, name, None)
     if not isinstance(cls, type):
         return {"found": False}
-    own = [n for n in vars(cls) if isinstance(n, str) and n != "__init__"]
-    near = difflib.get_close_matches("__init__", own, n=3, cutoff=0.75)
+    mangled = f"_{cls.__name__.lstrip('_')}__"  # ``def __init(...)`` is stored mangled
+    own = {
+        (n[len(mangled) - 2 :] if n.startswith(mangled) else n): n
+        for n in vars(cls)
+        if isinstance(n, str) and n != "__init__"
+    }
+    near = difflib.get_close_matches("__init__", list(own), n=3, cutoff=0.75)
     try:
         params = list(inspect.signature(cls.__init__).parameters.values())[1:]
     except (TypeError, ValueError):
@@ -218,10 +223,16 @@ EX3_2: dict[str, Probe] = {
     "trace": trace_kept,
     "constructor": _constructor,
 }
-EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": forward, "trace": trace_kept}
+EX3_3: dict[str, Probe] = {
+    "build": _build_gpt2_attention,
+    "forward": forward,
+    "trace": trace_kept,
+    "constructor": _constructor,
+}
 EX4_1: dict[str, Probe] = {
     "feedforward_params": on_meta("feedforward_params"),
     "attention_params": on_meta("attention_params"),
+    "constructor": _constructor,
 }
 EX4_2: dict[str, Probe] = {
     "configs": _configs,
@@ -229,6 +240,7 @@ EX4_2: dict[str, Probe] = {
     "base_config": _base_config,
     "total_params": on_meta("total_params"),
     "model_size_mb": on_meta("model_size_mb"),
+    "constructor": _constructor,
 }
 EX4_3: dict[str, Probe] = {
     "config": _split_config,

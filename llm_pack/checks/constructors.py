@@ -10,8 +10,10 @@ check passes do not fit ``X``'s constructor. Two causes are told apart by the cl
 - ``X`` defines ``__init__`` with other parameters than the call the exercise makes
   (``TransformerBlock(cfg, rate)`` where the exercise builds ``TransformerBlock(cfg)``).
 
-Anything else (a ``TypeError`` raised elsewhere, a class the probe does not find) is left to the
-exception's own message: no cause is named without that evidence.
+An ``AttributeError`` (``'X' object has no attribute 'att'``) on an object of a class with such a
+misspelled ``__init__`` has the first cause: the attributes were never set. Anything else (a
+``TypeError`` raised elsewhere, a class the probe does not find) is left to the exception's own
+message: no cause is named without that evidence.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _INIT_CALL = re.compile(
     r"\b([A-Za-z_]\w*)\.__init__\(\) (takes \d+ positional|missing \d+ required|"
     r"got an unexpected keyword)"
 )
+# Python's words for an attribute an object of class X lacks.
+_NO_ATTRIBUTE = re.compile(r"^'([A-Za-z_]\w*)' object has no attribute")
 
 
 def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Cause | None:
@@ -43,10 +47,12 @@ def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Caus
     student's was built with arguments that do not fit it, from the class's own constructor;
     ``calls`` says what the exercise builds its classes with (``{"TransformerBlock": "cfg"}``:
     ``TransformerBlock(cfg)``). None without that evidence."""
-    said = _INIT_CALL.search(str(info.get("message", "")))
-    if info.get("type") != "TypeError" or said is None:
+    message = str(info.get("message", ""))
+    said = _INIT_CALL.search(message) if info.get("type") == "TypeError" else None
+    lacks = _NO_ATTRIBUTE.match(message) if info.get("type") == "AttributeError" else None
+    if said is None and lacks is None:
         return None
-    name = said.group(1)
+    name = (said or lacks).group(1)
     found = worker.call("constructor", name=name)
     if not found.get("found"):
         return None
@@ -56,11 +62,11 @@ def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Caus
             f"your class {name} has no __init__ of its own: its constructor is spelled "
             f"{near[0]} (misspelled), a method Python never calls, so building {name} ran "
             "nn.Module's own __init__, which takes no arguments and sets none of your "
-            f"attributes ({said.group(0)}...)"
+            f"attributes ({message[:80]})"
         )
         hint = f"rename {near[0]} to __init__ (two underscores on each side of init)."
         return Cause(f"constructor:misspelled:{name}", text, hint, rank=ROOT)
-    if found.get("defines_init") and name in calls:
+    if said is not None and found.get("defines_init") and name in calls:
         takes, args = ", ".join(params) or "no argument", calls[name]
         text = (
             f"your {name}.__init__ takes ({takes}), but the exercise builds {name}({args}) "

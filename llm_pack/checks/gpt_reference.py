@@ -22,6 +22,7 @@ from torch import nn
 
 from grader.pack import judge as hints
 from grader.pack.judge import PART, Cause, CheckFailed, StudentError, Worker, explain_student_error
+from llm_pack.checks.constructors import constructors_explained
 from llm_pack.checks.count_parts import Scaled, explain, scaled
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
@@ -89,7 +90,8 @@ META_NOTE = (
 def ask_number(worker: Worker, function: str, cfg: dict) -> int | float:
     """The student's ``function(cfg)``, which must be a number."""
     try:
-        got = worker.call(function, cfg=cfg)
+        with constructors_explained(worker, {}):  # a class of theirs with a misspelled __init__
+            got = worker.call(function, cfg=cfg)
     except StudentError as exc:
         if "meta" not in str(exc.info.get("message", "")):
             raise
