@@ -10,6 +10,11 @@ check passes do not fit ``X``'s constructor. Two causes are told apart by the cl
 - ``X`` defines ``__init__`` with other parameters than the call the exercise makes
   (``TransformerBlock(cfg, rate)`` where the exercise builds ``TransformerBlock(cfg)``).
 
+A class built without error can still take more than the exercise's call passes: parameters with
+defaults (``TransformerBlock(cfg, rate=0.1)``), which the exercise's call leaves at their
+defaults. When a check that builds ``X`` exactly as the exercise does fails, those parameters
+are named as the cause (``extra_parameters``).
+
 An ``AttributeError`` (``'X' object has no attribute 'att'``) on an object of a class with such a
 misspelled ``__init__`` has the first cause: the attributes were never set. Anything else (a
 ``TypeError`` raised elsewhere, a class the probe does not find) is left to the exception's own
@@ -93,3 +98,25 @@ def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[No
             raise
         message = explain_student_error(exc.info)
         raise CheckFailed(message, raised(exc.info), cause=cause) from None
+
+
+def extra_parameters(worker: Worker, name: str, args: str) -> Cause | None:
+    """The cause of a failure of ``name({args})`` built as the exercise builds it, when the
+    student's class ``name`` takes parameters besides ``args`` (each with a default, since the
+    call worked): built from ``args`` alone, it uses those defaults. None when it takes no more."""
+    found = worker.call("constructor", name=name)
+    params = found.get("parameters") or []
+    wanted = {a.strip() for a in args.split(",")}
+    extra = [p for p in params if p.split("=")[0].split(":")[0].strip("* ") not in wanted]
+    if not found.get("defines_init") or not extra:
+        return None
+    text = (
+        f"your {name}.__init__ takes ({', '.join(params)}), but the exercise builds "
+        f"{name}({args}) and nothing else: built that way it uses the default "
+        f"{' and '.join(extra)}. {name} must need nothing but {args}"
+    )
+    hint = (
+        f"give {name}.__init__ the parameters ({args}) only, and read anything else it needs "
+        f"(a rate, a size) from {args} itself."
+    )
+    return Cause(f"constructor:signature:{name}", text, hint, rank=STATEMENT)

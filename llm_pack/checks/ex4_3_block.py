@@ -16,7 +16,7 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.pack.judge import Check, Worker, assert_close, remembered, seeded
+from grader.pack.judge import Check, CheckFailed, Worker, assert_close, remembered, seeded
 from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
     SPLIT_KEYS,
@@ -29,7 +29,7 @@ from llm_pack.checks.gpt_reference import (
     set_block_rates,
     split_config,
 )
-from llm_pack.checks.constructors import constructors_explained
+from llm_pack.checks.constructors import constructors_explained, extra_parameters
 from llm_pack.checks.ex4_3_logits import CLASSES
 from llm_pack.checks.localized import localized
 from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE
@@ -75,6 +75,16 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
 
 
 def check_block(worker: Worker, ex: dict) -> None:
+    try:
+        compare_block(worker, ex)
+    except CheckFailed as failed:
+        cause = extra_parameters(worker, "TransformerBlock", "cfg")
+        if cause is None:
+            raise
+        raise CheckFailed(str(failed), failed.kind, failed.info, cause) from None
+
+
+def compare_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
         with constructors_explained(worker, CLASSES):
