@@ -192,6 +192,33 @@ def per_config_failure(message: str, off: int, recount: Recount) -> CheckFailed 
     return CheckFailed(said, kind, cause=Cause(f"{kind}:{key}:{name}:{how}", said, hint))
 
 
+INEXACT_HINT = (
+    "count with Python ints (sum(p.numel() for p in model.parameters()), or int * int): "
+    "return an exact Python int, not a float, a float32 tensor's sum or a rounded number."
+)
+
+
+def inexact(got: int | float, expected: int) -> str | None:
+    """Why ``got`` is ``expected`` counted inexactly, from the number alone: a float (a
+    division, a float32 sum), off by a multiple of 2**32 (a 32-bit integer that overflowed),
+    off by less than a millionth (float32's rounding), or rounded to a power of ten that
+    ``expected`` is not a multiple of; None when it is none of these."""
+    off = got - expected
+    if isinstance(got, float):
+        return f"your count is a float, {got!r}, not an exact Python int"
+    if off % 2**32 == 0:
+        return f"off by {off:+,}, a multiple of 2**32: a 32-bit integer overflowed"
+    if abs(off) <= 1e-6 * abs(expected):
+        return (
+            f"off by {off:+,}, less than a millionth of it: float32 (or a float sum) rounded "
+            "the count, where an exact Python int keeps every digit"
+        )
+    power = next((10**k for k in range(9, 2, -1) if got % 10**k == 0), 0)
+    if power and abs(off) < power and expected % power:
+        return f"your count is rounded to a multiple of {power:,}, not the exact count"
+    return None
+
+
 def wrong_count(
     message: str,
     got: Any,
@@ -222,8 +249,10 @@ def wrong_count(
         if off == offset:  # one cause for every count off by the same known term
             said = f"{message} (off by {off:+,}: {why})"
             return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
-    if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
-        return CheckFailed(message, hints.count("inexact"))
+    if (why := inexact(got, expected)) is not None:
+        said = f"{message} ({why})"
+        cause = Cause(hints.count("inexact"), said, INEXACT_HINT, rank=PART)
+        return CheckFailed(said, hints.count("inexact"), cause=cause)
     if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
         return per
     said = explain(off, found()) if found is not None else None
