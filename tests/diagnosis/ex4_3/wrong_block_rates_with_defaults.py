@@ -6,7 +6,7 @@ not from cfg."""
 # seen-in: next to cfg: TransformerBlock(cfg, drop_path=dpr[i]), with a default in the class)
 # cause: block-signature
 # cause-words: TransformerBlock(cfg), drop_rate_attn=0.1
-# expect-failing: TransformerBlock(cfg) on its own takes its two rates from cfg, each where its name says
+# expect-failing: TransformerBlock(cfg) on its own takes its two rates from cfg
 
 import torch
 from torch import nn

@@ -5,7 +5,7 @@ right, but the exercise builds TransformerBlock(cfg), which this class cannot be
 # seen-in: blocks take a rate next to cfg: TransformerBlock(cfg, drop_path=dpr[i]))
 # cause: block-signature
 # cause-words: TransformerBlock(cfg), drop_rate_attn
-# expect-failing: TransformerBlock(cfg) on its own takes its two rates from cfg, each where its name says
+# expect-failing: TransformerBlock(cfg) on its own takes its two rates from cfg
 
 import torch
 from torch import nn
