@@ -204,7 +204,7 @@ def _constructor(module, state, name: str) -> dict:
     }
     near = difflib.get_close_matches("__init__", list(own), n=3, cutoff=0.75)
     try:
-        params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        params = list(inspect.signature(cls).parameters.values())
     except (TypeError, ValueError):
         params = []
     return {

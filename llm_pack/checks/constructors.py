@@ -55,9 +55,10 @@ def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Caus
     message = str(info.get("message", ""))
     said = _INIT_CALL.search(message) if info.get("type") == "TypeError" else None
     lacks = _NO_ATTRIBUTE.match(message) if info.get("type") == "AttributeError" else None
-    if said is None and lacks is None:
+    named = said or lacks
+    if named is None:
         return None
-    name = (said or lacks).group(1)
+    name = named.group(1)
     found = worker.call("constructor", name=name)
     if not found.get("found"):
         return None
@@ -107,7 +108,7 @@ def extra_parameters(worker: Worker, name: str, args: str) -> Cause | None:
     found = worker.call("constructor", name=name)
     params = found.get("parameters") or []
     wanted = {a.strip() for a in args.split(",")}
-    extra = [p for p in params if p.split("=")[0].split(":")[0].strip("* ") not in wanted]
+    extra = [p for p in params if "=" in p and p.split("=")[0].split(":")[0].strip() not in wanted]
     if not found.get("defines_init") or not extra:
         return None
     text = (

@@ -78,6 +78,8 @@ def check_block(worker: Worker, ex: dict) -> None:
     try:
         compare_block(worker, ex)
     except CheckFailed as failed:
+        if failed.cause is not None and failed.cause.key.startswith("constructor:"):
+            raise
         cause = extra_parameters(worker, "TransformerBlock", "cfg")
         if cause is None:
             raise

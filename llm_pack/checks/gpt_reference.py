@@ -249,8 +249,8 @@ def wrong_count(
         if off == offset:  # one cause for every count off by the same known term
             said = f"{message} (off by {off:+,}: {why})"
             return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
-    if (why := inexact(got, expected)) is not None:
-        said = f"{message} ({why})"
+    if (how := inexact(got, expected)) is not None:
+        said = f"{message} ({how})"
         cause = Cause(hints.count("inexact"), said, INEXACT_HINT, rank=PART)
         return CheckFailed(said, hints.count("inexact"), cause=cause)
     if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
