@@ -213,7 +213,7 @@ def inexact(got: int | float, expected: int) -> str | None:
             f"off by {off:+,}, less than a millionth of it: float32 (or a float sum) rounded "
             "the count, where an exact Python int keeps every digit"
         )
-    power = next((10**k for k in range(9, 2, -1) if got % 10**k == 0), 0)
+    power = next((10**k for k in range(9, 2, -1) if got % 10**k == 0), 0) if got else 0
     if power and abs(off) < power and expected % power:
         return f"your count is rounded to a multiple of {power:,}, not the exact count"
     return None
