@@ -101,10 +101,11 @@ def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[No
         raise CheckFailed(message, raised(exc.info), cause=cause) from None
 
 
-def extra_parameters(worker: Worker, name: str, args: str) -> Cause | None:
+def extra_parameters(worker: Worker, name: str, args: str, seen: str = "") -> Cause | None:
     """The cause of a failure of ``name({args})`` built as the exercise builds it, when the
-    student's class ``name`` takes parameters besides ``args`` (each with a default, since the
-    call worked): built from ``args`` alone, it uses those defaults. None when it takes no more."""
+    student's class ``name`` takes parameters with defaults besides ``args``: built from
+    ``args`` alone, it uses those defaults (``seen``: what the check found that follows from
+    it, kept as the evidence). None when it takes no more."""
     found = worker.call("constructor", name=name)
     params = found.get("parameters") or []
     wanted = {a.strip() for a in args.split(",")}
@@ -115,7 +116,7 @@ def extra_parameters(worker: Worker, name: str, args: str) -> Cause | None:
         f"your {name}.__init__ takes ({', '.join(params)}), but the exercise builds "
         f"{name}({args}) and nothing else: built that way it uses the default "
         f"{' and '.join(extra)}. {name} must need nothing but {args}"
-    )
+    ) + (f" (what it changes here: {seen})" if seen else "")
     hint = (
         f"give {name}.__init__ the parameters ({args}) only, and read anything else it needs "
         f"(a rate, a size) from {args} itself."

@@ -80,7 +80,8 @@ def check_block(worker: Worker, ex: dict) -> None:
     except CheckFailed as failed:
         if failed.cause is not None and failed.cause.key.startswith("constructor:"):
             raise
-        cause = extra_parameters(worker, "TransformerBlock", "cfg")
+        seen = failed.cause.text if failed.cause is not None else ""
+        cause = extra_parameters(worker, "TransformerBlock", "cfg", seen)
         if cause is None:
             raise
         raise CheckFailed(str(failed), failed.kind, failed.info, cause) from None
