@@ -13,7 +13,7 @@ from llm_pack import probes
 from llm_pack.checks.constructors import constructor_cause, extra_parameters
 from llm_pack.checks.dropout_places import dropout_in_another_place
 from llm_pack.checks.ex4_3 import hard_coded_size
-from llm_pack.checks.gpt_reference import inexact
+from llm_pack.checks.gpt_reference import inexact, rounded
 from reference import GPT_CONFIG_124M
 
 
@@ -97,10 +97,11 @@ def test_an_inexact_count_is_told_by_the_number_alone():
     assert "float" in inexact(1234.0, 1235)
     assert "2**32" in inexact(5 + 2**32, 5)
     assert "millionth" in inexact(163_009_530, 163_009_536)
-    assert "rounded to a multiple of 1,000,000" in inexact(163_000_000, 163_009_536)
     assert inexact(1200, 1235) is None  # off by 35 in 1235: no sign of inexactness
-    assert inexact(1_000, 1_000_004) is None  # far off: not a rounding of it
-    assert inexact(0, 12_345) is None  # nothing counted is no rounding
+    assert "rounded to a multiple of 1,000,000" in rounded(163_000_000, 163_009_536)
+    assert rounded(1_000, 1_000_004) is None  # far off: not a rounding of it
+    assert rounded(0, 12_345) is None  # nothing counted is no rounding
+    assert rounded(1_230, 1_235) is None  # a multiple of 10 only: not rounded to 1,000
 
 
 def test_a_size_of_the_book_config_where_the_config_asks_for_another_is_hard_coded():

@@ -201,8 +201,7 @@ INEXACT_HINT = (
 def inexact(got: int | float, expected: int) -> str | None:
     """Why ``got`` is ``expected`` counted inexactly, from the number alone: a float (a
     division, a float32 sum), off by a multiple of 2**32 (a 32-bit integer that overflowed),
-    off by less than a millionth (float32's rounding), or rounded to a power of ten that
-    ``expected`` is not a multiple of; None when it is none of these."""
+    or off by less than a millionth (float32's rounding); None when it is none of these."""
     off = got - expected
     if isinstance(got, float):
         return f"your count is a float, {got!r}, not an exact Python int"
@@ -213,8 +212,15 @@ def inexact(got: int | float, expected: int) -> str | None:
             f"off by {off:+,}, less than a millionth of it: float32 (or a float sum) rounded "
             "the count, where an exact Python int keeps every digit"
         )
+    return None
+
+
+def rounded(got: int | float, expected: int) -> str | None:
+    """Whether ``got`` is ``expected`` rounded to a power of ten (at least 1,000) that
+    ``expected`` is not a multiple of; asked only when no part of the model explains the
+    difference (a count off by a part may end in zeros by chance)."""
     power = next((10**k for k in range(9, 2, -1) if got % 10**k == 0), 0) if got else 0
-    if power and abs(off) < power and expected % power:
+    if power and abs(got - expected) < power and expected % power:
         return f"your count is rounded to a multiple of {power:,}, not the exact count"
     return None
 
@@ -250,16 +256,23 @@ def wrong_count(
             said = f"{message} (off by {off:+,}: {why})"
             return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
     if (how := inexact(got, expected)) is not None:
-        said = f"{message} ({how})"
-        cause = Cause(hints.count("inexact"), said, INEXACT_HINT, rank=PART)
-        return CheckFailed(said, hints.count("inexact"), cause=cause)
+        return inexact_failure(message, how)
     if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
         return per
     said = explain(off, found()) if found is not None else None
     if said is not None:
         text = f"{message} (off by {off:+,}: {said[0]})"
         return CheckFailed(text, said[1], cause=Cause(f"{said[1]}:{said[0]}", text))
+    if (how := rounded(got, expected)) is not None:
+        return inexact_failure(message, how)
     return CheckFailed(message, hints.count())
+
+
+def inexact_failure(message: str, how: str) -> CheckFailed:
+    """The failure of a count inexact as ``how`` says: a cause, with what to do."""
+    said = f"{message} ({how})"
+    cause = Cause(hints.count("inexact"), said, INEXACT_HINT, rank=PART)
+    return CheckFailed(said, hints.count("inexact"), cause=cause)
 
 
 # --- the split-dropout oracle -----------------------------------------------------------------
