@@ -5,6 +5,8 @@ never the judge or hypothesis."""
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import itertools
 
 import torch
@@ -196,17 +198,53 @@ def _build_split_block(module, state, cfg: dict):
     return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
+# --- any exercise: how a class of the student's is built -------------------------------------
+
+
+def _constructor(module, state, name: str) -> dict:
+    """How the student's class ``name`` (in their module) is built: whether it defines
+    ``__init__`` itself, the names in its own dict spelled like ``__init__`` (``__int__``: a
+    method Python never calls), and the parameters its constructor takes."""
+    cls = getattr(module, name, None)
+    if not isinstance(cls, type):
+        return {"found": False}
+    mangled = f"_{cls.__name__.lstrip('_')}__"  # ``def __init(...)`` is stored mangled
+    own = {
+        (n[len(mangled) - 2 :] if n.startswith(mangled) else n): n
+        for n in vars(cls)
+        if isinstance(n, str) and n != "__init__"
+    }
+    near = difflib.get_close_matches("__init__", list(own), n=3, cutoff=0.75)
+    try:
+        params = list(inspect.signature(cls).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    return {
+        "found": True,
+        "defines_init": "__init__" in vars(cls),
+        "near_init": [n for n in near if n != "__init_subclass__"][:3],
+        "parameters": [str(p)[:60] for p in params][:8],
+    }
+
+
 EX3_1: dict[str, Probe] = {"transfer": _transfer}
 EX3_2: dict[str, Probe] = {
     "build": _build_wrapper,
     "forward": forward,
     "load": load_weights,
     "trace": trace_kept,
+    "constructor": _constructor,
 }
-EX3_3: dict[str, Probe] = {"build": _build_gpt2_attention, "forward": forward, "trace": trace_kept}
+EX3_3: dict[str, Probe] = {
+    "build": _build_gpt2_attention,
+    "forward": forward,
+    "trace": trace_kept,
+    "constructor": _constructor,
+}
 EX4_1: dict[str, Probe] = {
     "feedforward_params": on_meta("feedforward_params"),
     "attention_params": on_meta("attention_params"),
+    "constructor": _constructor,
 }
 EX4_2: dict[str, Probe] = {
     "configs": _configs,
@@ -214,6 +252,7 @@ EX4_2: dict[str, Probe] = {
     "base_config": _base_config,
     "total_params": on_meta("total_params"),
     "model_size_mb": on_meta("model_size_mb"),
+    "constructor": _constructor,
 }
 EX4_3: dict[str, Probe] = {
     "config": _split_config,
@@ -222,4 +261,5 @@ EX4_3: dict[str, Probe] = {
     "load": load_weights,
     "forward": forward,
     "trace": trace_kept,
+    "constructor": _constructor,
 }

@@ -36,6 +36,7 @@ from grader.pack.judge import (
     seeded,
 )
 from llm_pack.checks import too_big
+from llm_pack.checks.constructors import constructor_cause
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the
@@ -74,8 +75,9 @@ def call_student(worker: Worker, action: str, what: str, **args: Any) -> Any:
     except StudentError as exc:
         if is_stub(exc.info):
             raise
+        cause = constructor_cause(worker, exc.info, {})  # a misspelled __init__ of theirs
         raise CheckFailed(
-            f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info), exc.info
+            f"{what}: {explain_student_error(exc.info)}", hints.raised(exc.info), exc.info, cause
         ) from None
 
 

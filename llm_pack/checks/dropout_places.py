@@ -1,8 +1,11 @@
 """Where each of 4.3's three dropout rates acts, and what to do when one acts elsewhere: the
-isolation checks' hints (``ex4_3``) and the cause a train-mode trace finds in a dropout of the
-wrong rate (``localized``)."""
+isolation checks' hints (``ex4_3``) and the causes a trace finds: a dropout of the wrong rate, or
+one of the book's dropouts feeding a part (or the output) where the book's forward feeds it
+something else, a place the statement does not name for it (``localized``)."""
 
 from __future__ import annotations
+
+import re
 
 import torch
 from torch import nn
@@ -19,6 +22,20 @@ RATE_HINTS = {
     "drop_rate_attn": "the attention dropout lives in MultiHeadAttention: pass "
     "dropout=cfg['drop_rate_attn'] when TransformerBlock builds self.att.",
 }
+
+
+# Each rate's place, as the statement names it.
+PLACES = {
+    "drop_rate_emb": "the sum of the token and position embeddings",
+    "drop_rate_shortcut": "the attention and feed-forward outputs, before each shortcut is added",
+    "drop_rate_attn": "the attention weights, inside MultiHeadAttention",
+}
+# One sentence of a wiring difference (``grader.judge.wiring``): what the student's forward
+# passes (or returns), then what the reference's does.
+_WIRED = re.compile(
+    r"^(?:.+? is given|it returns) (.+?), where the reference(?:'s is given| returns) (.+)$"
+)
+_SOURCE = re.compile(r"([\w.]+)'s (?:call \d+|output)")
 
 
 def rate_of(reference_name: str) -> str | None:
@@ -51,3 +68,25 @@ def dropout_of_another_rate(found: Difference, part: nn.Module) -> Cause | None:
         f"with cfg['{key}'], {p:g} in this example"
     )
     return Cause(f"dropout:{key}:{did.split()[0]}", text, RATE_HINTS[key], PART)
+
+
+def dropout_in_another_place(found: Difference, part: nn.Module) -> Cause | None:
+    """For a module whose own forward differs: one of the book's dropouts (by its name, the
+    rate it is built with) whose output the student's forward passes on where the reference's
+    passes something else (``found.wiring``); None when the evidence names no such dropout."""
+    if not found.own_forward or not found.wiring:
+        return None
+    for sentence in found.wiring.split("; "):
+        said = _WIRED.match(sentence)
+        if said is None:
+            continue
+        theirs = set(_SOURCE.findall(said.group(2)))
+        for name in _SOURCE.findall(said.group(1)):
+            key = rate_of(name)
+            if key is not None and name not in theirs:
+                text = (
+                    f"inside {found.where()}, {sentence}: {name} (cfg['{key}']) acts in a "
+                    f"place the statement does not name; {key} acts on {PLACES[key]} only"
+                )
+                return Cause(f"dropout:{key}:place", text, RATE_HINTS[key], PART)
+    return None

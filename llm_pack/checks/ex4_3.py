@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from grader.pack import judge as hints
 from grader.pack.judge import (
+    ROOT,
     Cause,
     Check,
     CheckFailed,
@@ -128,11 +129,36 @@ def check_state_keys(worker: Worker, ex: dict) -> None:
         if isinstance(shapes.get(k), list) and tuple(shapes[k]) != shape
     ]
     if problems:
-        raise CheckFailed(
-            naming_only(expected, shapes)
-            or "your GPTModel's state_dict() keys differ from the reference GPTModel's; "
+        message = naming_only(expected, shapes) or (
+            "your GPTModel's state_dict() keys differ from the reference GPTModel's; "
             + "; ".join(problems)
         )
+        raise CheckFailed(message, cause=hard_coded_size(ex["cfg"], shapes, expected, message))
+
+
+def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Cause | None:
+    """The cause of shapes that differ from the reference's where a size of the student's is
+    GPT_CONFIG_124M's value of a key whose value in ``cfg`` is the reference's size there: that
+    size was written as a number, not read from cfg. None without such a size."""
+    for name, shape in expected.items():
+        got = shapes.get(name)
+        if not isinstance(got, list) or len(got) != len(shape) or tuple(got) == shape:
+            continue
+        for mine, theirs in zip(got, shape, strict=True):
+            keys = [
+                k
+                for k, v in GPT_CONFIG_124M.items()
+                if type(v) is int and v == mine != cfg.get(k) == theirs
+            ]
+            if keys:
+                said = (
+                    f"{name} has {mine} where the config asks for {theirs}: {mine} is "
+                    f"GPT_CONFIG_124M's cfg['{keys[0]}'], hard-coded in your classes instead of "
+                    f"read from the cfg they are given (cfg['{keys[0]}'] is {theirs} here)"
+                )
+                hint = f"write cfg['{keys[0]}'] wherever your classes use {mine}."
+                return Cause(f"hard-coded:{keys[0]}:{mine}", f"{said}. {message}", hint, ROOT)
+    return None
 
 
 # The kinds of failure whose hints name a cause, given only where the evidence shows it: logits

@@ -16,7 +16,9 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.pack.judge import Check, Worker, assert_close, remembered, seeded
+from grader.pack.judge import Check, CheckFailed, Worker, assert_close, remembered, seeded
+from llm_pack.checks.constructors import constructors_explained, extra_parameters
+from llm_pack.checks.ex4_3_logits import CLASSES
 from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
     SPLIT_KEYS,
@@ -73,11 +75,25 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
 
 
 def check_block(worker: Worker, ex: dict) -> None:
+    try:
+        compare_block(worker, ex)
+    except CheckFailed as failed:
+        if failed.cause is not None and failed.cause.key.startswith("constructor:"):
+            raise
+        seen = failed.cause.text if failed.cause is not None else ""
+        cause = extra_parameters(worker, "TransformerBlock", "cfg", seen)
+        if cause is None:
+            raise
+        raise CheckFailed(str(failed), failed.kind, failed.info, cause) from None
+
+
+def compare_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
-        reply, (reference, x, expected) = worker.call_while(
-            "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
-        )
+        with constructors_explained(worker, CLASSES):
+            reply, (reference, x, expected) = worker.call_while(
+                "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
+            )
         built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from grader.pack.judge import ATOL, RTOL, Worker, remembered, seeded
+from llm_pack.checks.constructors import constructors_explained
 from llm_pack.checks.gpt_reference import (
     SPLIT_KEYS,
     built_module,
@@ -48,16 +49,22 @@ def reference_shapes(cfg: dict) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in model.state_dict().items()}
 
 
+# What the exercise builds its classes with: a constructor that needs more is explained.
+CLASSES = {"GPTModel": "cfg", "TransformerBlock": "cfg"}
+
+
 def build_student(worker: Worker, cfg: dict) -> dict:
-    return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
+    with constructors_explained(worker, CLASSES):
+        return built_module(worker.call("build", cfg=cfg), "GPTModel(cfg)")
 
 
 def student_logits(worker: Worker, ex: dict, train: bool):
     """The student's logits on the judge's input with the oracle's weights, the input, the
     oracle's own logits (computed here while the worker builds its model) and the build's reply."""
-    reply, (oracle, x, expected) = worker.call_while(
-        "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
-    )
+    with constructors_explained(worker, CLASSES):
+        reply, (oracle, x, expected) = worker.call_while(
+            "build", lambda: expected_case(ex, train), cfg=ex["cfg"]
+        )
     reply = built_module(reply, "GPTModel(cfg)")
     load_weights(worker, reply, oracle, "your model")
     got = worker.call("forward", handle=reply["handle"], x=x, train=train, seed=ex["seed"])

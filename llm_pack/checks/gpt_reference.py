@@ -22,6 +22,7 @@ from torch import nn
 
 from grader.pack import judge as hints
 from grader.pack.judge import PART, Cause, CheckFailed, StudentError, Worker, explain_student_error
+from llm_pack.checks.constructors import constructors_explained
 from llm_pack.checks.count_parts import Scaled, explain, scaled
 from llm_pack.checks.renames import under_student_names
 from reference import GPT_CONFIG_124M, GPTModel
@@ -89,7 +90,8 @@ META_NOTE = (
 def ask_number(worker: Worker, function: str, cfg: dict) -> int | float:
     """The student's ``function(cfg)``, which must be a number."""
     try:
-        got = worker.call(function, cfg=cfg)
+        with constructors_explained(worker, {}):  # a class of theirs with a misspelled __init__
+            got = worker.call(function, cfg=cfg)
     except StudentError as exc:
         if "meta" not in str(exc.info.get("message", "")).lower():  # torch 2.2: "Meta tensors"
             raise
@@ -190,6 +192,39 @@ def per_config_failure(message: str, off: int, recount: Recount) -> CheckFailed 
     return CheckFailed(said, kind, cause=Cause(f"{kind}:{key}:{name}:{how}", said, hint))
 
 
+INEXACT_HINT = (
+    "count with Python ints (sum(p.numel() for p in model.parameters()), or int * int): "
+    "return an exact Python int, not a float, a float32 tensor's sum or a rounded number."
+)
+
+
+def inexact(got: int | float, expected: int) -> str | None:
+    """Why ``got`` is ``expected`` counted inexactly, from the number alone: a float (a
+    division, a float32 sum), off by a multiple of 2**32 (a 32-bit integer that overflowed),
+    or off by less than a millionth (float32's rounding); None when it is none of these."""
+    off = got - expected
+    if isinstance(got, float):
+        return f"your count is a float, {got!r}, not an exact Python int"
+    if off % 2**32 == 0:
+        return f"off by {off:+,}, a multiple of 2**32: a 32-bit integer overflowed"
+    if abs(off) <= 1e-6 * abs(expected):
+        return (
+            f"off by {off:+,}, less than a millionth of it: float32 (or a float sum) rounded "
+            "the count, where an exact Python int keeps every digit"
+        )
+    return None
+
+
+def rounded(got: int | float, expected: int) -> str | None:
+    """Whether ``got`` is ``expected`` rounded to a power of ten (at least 1,000) that
+    ``expected`` is not a multiple of; asked only when no part of the model explains the
+    difference (a count off by a part may end in zeros by chance)."""
+    power = next((10**k for k in range(9, 2, -1) if got % 10**k == 0), 0) if got else 0
+    if power and abs(got - expected) < power and expected % power:
+        return f"your count is rounded to a multiple of {power:,}, not the exact count"
+    return None
+
+
 def wrong_count(
     message: str,
     got: Any,
@@ -220,15 +255,24 @@ def wrong_count(
         if off == offset:  # one cause for every count off by the same known term
             said = f"{message} (off by {off:+,}: {why})"
             return CheckFailed(said, hints.count(mistake), cause=Cause(f"count:{mistake}", said))
-    if isinstance(got, float) or abs(off) <= 1e-6 * abs(expected) or off % 2**32 == 0:
-        return CheckFailed(message, hints.count("inexact"))
+    if (how := inexact(got, expected)) is not None:
+        return inexact_failure(message, how)
     if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
         return per
     said = explain(off, found()) if found is not None else None
     if said is not None:
         text = f"{message} (off by {off:+,}: {said[0]})"
         return CheckFailed(text, said[1], cause=Cause(f"{said[1]}:{said[0]}", text))
+    if (how := rounded(got, expected)) is not None:
+        return inexact_failure(message, how)
     return CheckFailed(message, hints.count())
+
+
+def inexact_failure(message: str, how: str) -> CheckFailed:
+    """The failure of a count inexact as ``how`` says: a cause, with what to do."""
+    said = f"{message} ({how})"
+    cause = Cause(hints.count("inexact"), said, INEXACT_HINT, rank=PART)
+    return CheckFailed(said, hints.count("inexact"), cause=cause)
 
 
 # --- the split-dropout oracle -----------------------------------------------------------------

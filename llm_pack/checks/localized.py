@@ -22,7 +22,7 @@ from torch import nn
 from grader.pack.judge import PART, Cause, Difference, Worker
 from grader.pack.judge import localized as located
 from llm_pack.checks.attention_variants import what_it_computes
-from llm_pack.checks.dropout_places import dropout_of_another_rate
+from llm_pack.checks.dropout_places import dropout_in_another_place, dropout_of_another_rate
 from llm_pack.checks.renames import under_student_names
 
 # What to compare in a part the trace found to differ, by its class: the book's own definition.
@@ -62,7 +62,9 @@ def localized(
         x,
         names=under_student_names,
         explain=lambda found, part: (
-            dropout_of_another_rate(found, part) or changed_step(found, part)
+            dropout_of_another_rate(found, part)
+            or dropout_in_another_place(found, part)
+            or changed_step(found, part)
         ),
         part_hints=PART_HINTS,
         train=train,
