@@ -127,6 +127,8 @@ def signature(obj: Any) -> str:
 
 
 def _kind(obj: Any) -> str:
+    if inspect.ismodule(obj):
+        return "module"
     if inspect.isclass(obj):
         return "class"
     if callable(obj) and inspect.isroutine(obj):
@@ -147,6 +149,8 @@ def _entry(name: str, obj: Any) -> tuple[str, str]:
     kind = _kind(obj)
     if kind == "value":
         return f"{name} = {obj!r}", ""
+    if kind == "module":  # by name, never by where this checkout lies
+        return f"{name}  # the module {obj.__name__}", inspect.getdoc(obj) or ""
     methods = "".join(
         f"\n\n- `{m}{signature(getattr(obj, m))}`: {inspect.getdoc(getattr(obj, m))}"
         for m in _protocol_methods(obj)
