@@ -2,12 +2,14 @@
 
 Each run clones the repository's committed ``HEAD`` into a new folder (nothing installed, no
 bytecode, no venv) and runs ``.ci/run`` there: a fresh venv, the README's ``pip install`` and
-``python -m pytest -q``, mypy, the compatibility corners. It prints the whole run's wall time
-(goal: under 15 min on the 2-core machine, the compatibility venvs cached), the time pytest
-reported for the tests and its ratio to ``import torch`` timed right before and after in this
-venv (goal: at most 120x). Uncommitted changes are not in the clone: commit first.
+``python -m pytest -q``, mypy, the compatibility corners, the Windows check. It prints the whole
+run's wall time, the part the Windows check took (its last line says; its Wine environment is
+cached, about 5-8 minutes more from nothing), and the time pytest reported for the tests with
+its ratio to ``import torch`` timed right before and after in this venv. The goals (issue 58):
+``.ci/run`` less the Windows check under 15 min at the median of the runs, the tests at most
+400x ``import torch``. Uncommitted changes are not in the clone: commit first.
 
-    python bench/bench_readme_command.py [--runs 1] [--keep]
+    python bench/bench_readme_command.py [--runs 3] [--keep]
 """
 
 from __future__ import annotations
@@ -25,16 +27,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, torch_seconds  # noqa: E402
 
-GOAL_S = 900.0  # the whole .ci/run
-GOAL_RATIO = 120  # the tests, to import torch
+GOAL_S = 900.0  # .ci/run less the Windows check
+GOAL_RATIO = 400  # the tests, to import torch
+WINDOWS_LINE = re.compile(r"^windows: \d+ of \d+ scenarios .* in (\d+) s", re.M)
 
 
 def minutes(seconds: float) -> str:
     return f"{int(seconds // 60)} min {seconds % 60:04.1f} s"
 
 
-def one_run(folder: Path) -> tuple[float, float | None, str]:
-    """Clone ``HEAD`` into ``folder`` and run ``.ci/run`` there: (wall s, tests s, outcome)."""
+def one_run(folder: Path) -> tuple[float, float | None, float, str]:
+    """Clone ``HEAD`` into ``folder`` and run ``.ci/run`` there: (wall s, tests s, the Windows
+    check's s, outcome)."""
     subprocess.run(["git", "clone", "-q", str(ROOT), str(folder)], check=True)
     began = time.perf_counter()
     proc = subprocess.run(
@@ -43,7 +47,9 @@ def one_run(folder: Path) -> tuple[float, float | None, str]:
     wall = time.perf_counter() - began
     tail = proc.stdout.strip().splitlines()[-1:] or ["(no output)"]
     found = re.search(r"^\d+ passed.* in ([0-9.]+)s", proc.stdout, re.M)  # pytest's summary
-    return wall, float(found[1]) if found else None, f"exit {proc.returncode}: {tail[0]}"
+    windows = WINDOWS_LINE.search(proc.stdout)
+    tests = float(found[1]) if found else None
+    return wall, tests, float(windows[1]) if windows else 0.0, f"exit {proc.returncode}: {tail[0]}"
 
 
 def main() -> None:
@@ -58,22 +64,31 @@ def main() -> None:
         before = torch_seconds(python)
         folder = Path(tempfile.mkdtemp(prefix="bench-readme-")) / "clone"
         try:
-            wall, tests, outcome = one_run(folder)
+            wall, tests, windows, outcome = one_run(folder)
         finally:
             if not args.keep:
                 shutil.rmtree(folder.parent, ignore_errors=True)
         torch_s = (before + torch_seconds(python)) / 2
-        walls.append(wall)
+        walls.append(wall - windows)
         ratios.append((tests or float("nan")) / torch_s)
         split = (
             f"tests {minutes(tests)} = {tests / torch_s:.0f}x import torch" if tests else "no tests"
         )
-        print(f"run {i + 1}: import torch {torch_s:.2f} s; .ci/run {minutes(wall)} ({split}); "
-              f"{outcome}{f'; kept in {folder}' if args.keep else ''}")  # fmt: skip
-    goal = f"goals: .ci/run under {minutes(GOAL_S)}, tests <= {GOAL_RATIO}x import torch"
+        kept = f"; kept in {folder}" if args.keep else ""
+        print(
+            f"run {i + 1}: import torch {torch_s:.2f} s; .ci/run {minutes(wall)}, of which the "
+            f"Windows check {minutes(windows)} ({split}); {outcome}{kept}"
+        )
+    goal = (
+        f"goals: .ci/run less the Windows check under {minutes(GOAL_S)}, "
+        f"tests <= {GOAL_RATIO}x import torch"
+    )
     if args.runs > 1:
         median, ratio = minutes(statistics.median(walls)), statistics.median(ratios)
-        print(f"median of {args.runs}: {median} (tests {ratio:.0f}x import torch); {goal}")
+        print(
+            f"median of {args.runs}: .ci/run less the Windows check {median} "
+            f"(tests {ratio:.0f}x import torch); {goal}"
+        )
     else:
         print(goal)
 

@@ -490,6 +490,7 @@ def main() -> int:
     unknown = set(wanted) - set(SCENARIOS)
     if unknown:
         parser.error(f"no scenario {sorted(unknown)}; there are {', '.join(SCENARIOS)}")
+    started = time.monotonic()
     win = Windows(args.cache)
     win.set_up()
     version = win.run(
@@ -512,7 +513,7 @@ def main() -> int:
         print(f"windows: FAIL {line}")
     print(
         f"windows: {len(wanted) - len({p.split(':')[0] for p in problems})} of {len(wanted)} "
-        "scenarios the same as Linux"
+        f"scenarios the same as Linux in {time.monotonic() - started:.0f} s (setup included)"
     )
     return 1 if problems else 0
 
