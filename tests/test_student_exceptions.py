@@ -262,3 +262,36 @@ def test_a_comprehension_is_named_by_its_function_on_every_python(tmp_path):
     except KeyError as exc:
         frames = student_frames(exc, tmp_path)
     assert [(f["function"], f["line"]) for f in frames] == [("build", 2)]
+
+
+def test_a_name_the_file_lacks_is_said_as_that_with_the_near_spelling(tmp_path):
+    """A probe's lookup of a name the student's file does not define: not "your code raised
+    AttributeError: module 'student_ex3_2' ...", but the file, the name, and a near spelling."""
+    solution = (ROOT / "tests" / "submissions" / "solution" / "exercises").glob("ex3_2_*.py")
+    source = next(solution).read_text().replace("def make_2d_wrapper(", "def make_2d_wraper(")
+    answer = tmp_path / "renamed.py"
+    answer.write_text(source)
+    checks = failing(grade_folder(make_submission(tmp_path / "sub", {"3.2": answer}), ["3.2"]))
+    assert checks
+    for check in checks:
+        said = parse_message(check.message).text
+        assert "ex3_2_wrapper_2d.py defines no make_2d_wrapper, which the exercise asks for" in (
+            said
+        ), said
+        assert "(it defines make_2d_wraper: is that one meant?)" in said
+        assert "student_ex" not in check.message and "AttributeError" not in check.message
+
+
+def test_an_attribute_error_of_the_students_own_line_stays_the_students(tmp_path):
+    """Only a lookup outside the student's lines is a missing name: the student's own
+    ``AttributeError`` (their frames say where) is reported as raised by their code."""
+    module = types.ModuleType("student_ex3_2")
+    try:
+        module.make_2d_wrapper  # noqa: B018 - the lookup a probe makes
+    except AttributeError as exc:
+        probe = describe_exception(exc, tmp_path)  # no frame of the student's: a probe's lookup
+        own = describe_exception(exc, ROOT)  # this line is the "student's"
+    assert probe["refused"]
+    assert probe["message"] == "your file defines no make_2d_wrapper, which the exercise asks for"
+    assert not own.get("refused") and own["frames"]
+    assert explain_student_error(own).startswith("your code raised AttributeError")

@@ -29,7 +29,7 @@ from typing import Any
 from grader.protocol import wire
 from grader.protocol.boot import END, TAMPERED
 from grader.shared.safetext import SHORT_LIMIT, TEXT_LIMIT, safe_text
-from grader.worker import judgeonly, lacks, tripwire
+from grader.worker import judgeonly, lacks, missing, tripwire
 from grader.worker.frames import where_raised
 from grader.worker.guard import Guard
 
@@ -66,6 +66,12 @@ def describe_exception(
         lacking = None
     if lacking is not None:
         info["message"] = safe_text(lacking, MAX_TEXT)
+    try:
+        absent = missing.explain(exc, info["frames"], unknown)
+    except Exception:  # an exception the student's code tampered with
+        absent = None
+    if absent is not None:
+        info["message"], info["refused"] = safe_text(absent, MAX_TEXT), True
     if isinstance(exc, SyntaxError):
         try:
             info["file"] = Path(str(exc.filename or "")).name
