@@ -69,3 +69,42 @@ def test_a_compare_of_three_parameters_is_called_as_before():
     run(check, lambda xs: xs.index(max(xs)), {"xs": [3, 1, 3]})
     with pytest.raises(CheckFailed, match=r"index_of_max\(xs\) is 2, expected 0"):
         run(check, last_max, {"xs": [3, 1, 3]})
+
+
+def windows(ids, size, step):  # a function whose arguments' order matters
+    return [ids[i : i + size] for i in range(0, len(ids) - size + 1, step)]
+
+
+def test_named_arguments_are_passed_in_the_order_written_whatever_the_drawn_order():
+    """A drawn dict's keys do not come in the order its strategy declares them
+    (``st.fixed_dictionaries`` varies it): passing the example on as it comes would call
+    ``windows(step, ids, size)`` for some draws; names given in order never do."""
+    strategy = st.fixed_dictionaries(
+        {"ids": st.lists(st.integers(0, 9), max_size=6), "size": st.integers(1, 3),
+         "step": st.integers(1, 3)}
+    )  # fmt: skip
+    check = same_as_reference(
+        name="windows(ids, size, step)",
+        answer="ex9_4_windows:windows",
+        strategy=strategy,
+        arguments=("ids", "size", "step"),
+        reference=lambda ex: windows(ex["ids"], ex["size"], ex["step"]),
+        points=1,
+        hint="every step-th start",
+    )
+    module = types.SimpleNamespace(windows=windows)
+    shuffled = {"step": 2, "ids": [1, 2, 3, 4, 5], "size": 2}  # the order a draw may have
+    check.run(InProcess(answer_probes("windows"), module), shuffled)
+    assert "windows(ids, size, step)" in check.reproduce(shuffled)
+    with pytest.raises(ValueError, match="the names of its items in the order"):
+        same_as_reference(**{**BASE, "arguments": "ids"})
+
+
+BASE = {
+    "name": "n",
+    "answer": "m:f",
+    "strategy": st.just({}),
+    "reference": lambda ex: 0,
+    "points": 1,
+    "hint": "h",
+}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -28,6 +28,24 @@ Example = Any
 # (got, expected, what) -> None or CheckFailed; a compare with a parameter named ``example``
 # gets the example too (a comparison that depends on it: several right answers, say)
 Compare = Callable[..., None]
+# what the answer is called with: a function of the example giving name -> value in the call's
+# order, or the names of a dict example's items to pass, in that order
+Arguments = Callable[[Example], Mapping[str, Any]] | Sequence[str]
+
+
+def arguments_of(arguments: Arguments) -> Callable[[Example], Mapping[str, Any]]:
+    """``arguments`` as a function of the example. Names pick a dict example's items in the
+    order written: the order of a drawn dict's keys is not the one its strategy declares
+    (``st.fixed_dictionaries`` varies it), so an example is never passed on as it comes."""
+    if callable(arguments):
+        return arguments
+    names = tuple(arguments)
+    if isinstance(arguments, str) or not names or not all(isinstance(n, str) for n in names):
+        raise ValueError(
+            f"arguments={arguments!r}: give a function of the example, or the names of its "
+            "items in the order the answer takes them, e.g. ('x', 'n')"
+        )
+    return lambda example: {n: example[n] for n in names}
 
 
 def literal(value: Any) -> str | None:
@@ -186,7 +204,7 @@ def same_as_reference(
     name: str,
     answer: str,
     strategy: st.SearchStrategy,
-    arguments: Callable[[Example], Mapping[str, Any]],
+    arguments: Arguments,
     reference: Callable[[Example], Any],
     points: float,
     hint: str,
@@ -204,7 +222,8 @@ def same_as_reference(
 ) -> Check:
     """A ``Check`` that ``answer`` (``"<student module>:<function>"``, e.g.
     ``"ex_mean:mean_of"``) called with ``arguments(example)`` (a dict
-    name -> plain data or tensors, passed in order; the names in ``keywords`` by keyword)
+    name -> plain data or tensors, passed in order; the names in ``keywords`` by keyword), or
+    with a dict example's items ``arguments`` names (``("x", "n")``, in that order)
     returns ``reference(example)``, within ``rtol``/``atol`` (``close``) or as ``compare``
     decides: ``compare(got, expected, what)``, or ``compare(got, expected, what,
     example=example)`` when it has a parameter named ``example`` (a comparison that needs the
@@ -221,6 +240,7 @@ def same_as_reference(
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
     with_example = compare is not None and has_parameter(compare, "example")
+    values_of = arguments_of(arguments)
 
     def judge(got: Any, expected: Any, what: str, example: Example) -> None:
         if compare is None:
@@ -231,7 +251,7 @@ def same_as_reference(
             compare(got, expected, what)
 
     def run(worker: WorkerHandle, example: Example) -> None:
-        args = dict(arguments(example))
+        args = dict(values_of(example))
         got, expected = worker.call_while(
             probe,
             lambda: reference(example),
@@ -242,7 +262,7 @@ def same_as_reference(
         judge(got, expected, call_text(function, args, keywords), example)
 
     def reproduce(example: Example) -> str:
-        args = dict(arguments(example))
+        args = dict(values_of(example))
         lines = snippet_head(module, function, args, setup, example)
         if seed is not None:
             lines.append(f"torch.manual_seed({int(seed(example))})")

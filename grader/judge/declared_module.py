@@ -23,7 +23,9 @@ from torch import nn
 
 from grader.judge import hints
 from grader.judge.declared import (
+    Arguments,
     Compare,
+    arguments_of,
     call_text,
     close,
     has_parameter,
@@ -48,7 +50,7 @@ def same_module_as_reference(
     name: str,
     answer: str,
     strategy: st.SearchStrategy,
-    arguments: Callable[[Example], Mapping[str, Any]],
+    arguments: Arguments,
     reference: Callable[[Example], nn.Module],
     inputs: Callable[[Example], torch.Tensor],
     points: float,
@@ -71,7 +73,8 @@ def same_module_as_reference(
 ) -> Check:
     """A ``Check`` that the module ``answer`` (``"<student module>:<class or function>"``)
     builds from ``arguments(example)`` (a dict name -> plain data, passed in order, the names in
-    ``keywords`` by keyword; a value the worker rebuilds with ``module_probes(..., build=)``)
+    ``keywords`` by keyword; a value the worker rebuilds with ``module_probes(..., build=)``;
+    or the names of a dict example's items, ``("d_in", "d_out")``, passed in that order)
     computes on ``inputs(example)`` what ``reference(example)`` computes, once loaded with
     ``weights(example)`` (default: the reference's ``state_dict()``), within ``rtol``/``atol``
     (``close``) or as ``compare(got, expected, what)`` decides.
@@ -91,6 +94,7 @@ def same_module_as_reference(
     if not module or not builder:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<class or function>'")
     with_example = compare is not None and has_parameter(compare, "example")
+    values_of = arguments_of(arguments)
 
     def weights_of(example: Example, oracle: nn.Module) -> dict[str, torch.Tensor]:
         given = weights(example) if weights is not None else oracle.state_dict()
@@ -102,7 +106,7 @@ def same_module_as_reference(
             return oracle(x)
 
     def run(worker: WorkerHandle, example: Example) -> None:
-        args = dict(arguments(example))
+        args = dict(values_of(example))
         built = call_text(builder, args, keywords)
         reply = worker.call(
             f"build:{builder}", args=[[n, v] for n, v in args.items()], keywords=list(keywords)
@@ -137,7 +141,7 @@ def same_module_as_reference(
                 compare(got, expected, f"{built}(x)")
 
     def reproduce(example: Example) -> str:
-        args = dict(arguments(example))
+        args = dict(values_of(example))
         lines = snippet_head(module, builder, args, setup, example)
         with torch.no_grad():
             oracle = reference(example)
