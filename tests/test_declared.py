@@ -101,6 +101,7 @@ def test_named_arguments_are_passed_in_the_order_written_whatever_the_drawn_orde
 
 
 BASE = {
+    "arguments": ("x",),
     "name": "n",
     "answer": "m:f",
     "strategy": st.just({}),
@@ -108,3 +109,37 @@ BASE = {
     "points": 1,
     "hint": "h",
 }
+
+
+def test_a_dict_of_strategies_is_the_answers_arguments_and_the_reference_is_called_alike():
+    """``strategy={name: strategy}`` as ``@given(**strategies)``: the answer and the reference
+    both get the drawn arguments in the dict's order, whatever order a draw's keys have."""
+    seen = []
+
+    def book(ids, size, step):
+        seen.append((list(ids), size, step))
+        ids.clear()  # a reference that changes its arguments changes nothing the answer gets
+        return windows([*seen[-1][0]], size, step)
+
+    check = same_as_reference(
+        name="windows(ids, size, step)",
+        answer="ex9_4_windows:windows",
+        strategy={
+            "ids": st.lists(st.integers(0, 9)),
+            "size": st.integers(1, 3),
+            "step": st.integers(1, 3),
+        },  # fmt: skip
+        reference=book,
+        points=1,
+        hint="every step-th start",
+        counterexample=lambda ex: {"ids": ex["ids"]},
+    )
+    assert check.counterexample({"ids": [1], "size": 1, "step": 1}) == {"ids": [1]}
+    drawn = {"step": 2, "size": 2, "ids": [1, 2, 3, 4, 5]}
+    check.run(InProcess(answer_probes("windows"), types.SimpleNamespace(windows=windows)), drawn)
+    assert seen == [([1, 2, 3, 4, 5], 2, 2)] and drawn["ids"] == [1, 2, 3, 4, 5]
+    wrong = types.SimpleNamespace(windows=lambda ids, size, step: windows(ids, size, 1))
+    with pytest.raises(CheckFailed):
+        check.run(InProcess(answer_probes("windows"), wrong), drawn)
+    with pytest.raises(ValueError, match="give strategy as a dict"):
+        same_as_reference(**{**BASE, "arguments": None})

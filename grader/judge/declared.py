@@ -12,6 +12,7 @@ written from the example. Everything that reads checks (reports, the dashboard, 
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -199,15 +200,42 @@ def snippet_head(
     return lines
 
 
+def called_as_answer(
+    strategy: st.SearchStrategy | Mapping[str, st.SearchStrategy],
+    arguments: Arguments | None,
+    reference: Callable[..., Any],
+    keywords: tuple[str, ...],
+) -> tuple[st.SearchStrategy, Callable[[Example], Mapping[str, Any]], Callable[[Example], Any]]:
+    """The strategy, the answer's arguments and the expected value of a declared check.
+    ``strategy`` a dict name -> strategy: each example is the answer's arguments, in that
+    order, and ``reference`` is called as the answer is (on copies of them); else ``arguments``
+    and ``reference`` are functions of the example (or ``arguments`` names its items)."""
+    if not isinstance(strategy, Mapping):
+        if arguments is None:
+            raise ValueError(
+                "arguments=None: give what the answer is called with, or give strategy as a "
+                "dict name -> strategy of the answer's arguments"
+            )
+        return strategy, arguments_of(arguments), reference
+    values_of = arguments_of(arguments if arguments is not None else tuple(strategy))
+
+    def expected(example: Example) -> Any:
+        args = copy.deepcopy(dict(values_of(example)))  # the reference may change them
+        named = {n: v for n, v in args.items() if n in keywords}
+        return reference(*[v for n, v in args.items() if n not in keywords], **named)
+
+    return st.fixed_dictionaries(dict(strategy)), values_of, expected
+
+
 def same_as_reference(
     *,
     name: str,
     answer: str,
-    strategy: st.SearchStrategy,
-    arguments: Arguments,
-    reference: Callable[[Example], Any],
+    strategy: st.SearchStrategy | Mapping[str, st.SearchStrategy],
+    reference: Callable[..., Any],
     points: float,
     hint: str,
+    arguments: Arguments | None = None,
     rtol: float = RTOL,
     atol: float = ATOL,
     compare: Compare | None = None,
@@ -219,6 +247,7 @@ def same_as_reference(
     examples: tuple[Any, ...] = (),
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS,
     known: tuple[hints.Known, ...] = (),
+    counterexample: Callable[[Example], Any] | None = None,
 ) -> Check:
     """A ``Check`` that ``answer`` (``"<student module>:<function>"``, e.g.
     ``"ex_mean:mean_of"``) called with ``arguments(example)`` (a dict
@@ -235,12 +264,18 @@ def same_as_reference(
     the worker calls the answer after ``torch.manual_seed(seed(example))`` (so does the
     snippet); seed the reference yourself (``seeded``) if it draws. ``probe`` is the probe
     table's entry that calls the answer (``answer_probes`` names it ``"call"``).
+
+    Shorter, as ``@given(**strategies)``: ``strategy`` a dict name -> strategy of the answer's
+    arguments, in the answer's order (``{"ids": st.lists(...), "size": st.integers(1, 4)}``);
+    each example is then those arguments, ``arguments`` may be left out, and ``reference`` is
+    called as the answer is (``reference=book.windows``). ``counterexample(example)`` is what
+    a report shows of a failing example (default: the example).
     """
     module, _, function = answer.partition(":")
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
     with_example = compare is not None and has_parameter(compare, "example")
-    values_of = arguments_of(arguments)
+    strategy, values_of, reference = called_as_answer(strategy, arguments, reference, keywords)
 
     def judge(got: Any, expected: Any, what: str, example: Example) -> None:
         if compare is None:
@@ -282,6 +317,7 @@ def same_as_reference(
         run=run,
         hint=hint,
         reproduce=reproduce,
+        counterexample=counterexample,
         max_examples=max_examples,
         examples=examples,
         hint_kinds=hint_kinds,
