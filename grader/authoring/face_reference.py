@@ -75,6 +75,9 @@ EXAMPLES: dict[str, str] = {
     "same_module_as_reference": "same_module_as_reference(name='LoRALayer(...)(x)',\n"
     "    answer='exE_lora:LoRALayer', strategy=cases, arguments=sizes, reference=book_lora,\n"
     "    inputs=lambda ex: torch.ones(2, ex['in_dim']), points=4, hint='alpha * (x @ A @ B)')",
+    "same_init_as_reference": "same_init_as_reference(name='B starts at zero, A as kaiming',\n"
+    "    answer='exE_lora:LoRALayer', strategy=cases, arguments=('in_dim', 'out_dim', 'rank',\n"
+    "    'alpha'), reference=book_lora, points=2, hint='torch.zeros for B')",
     "seeded": "with seeded(123):\n    layer = torch.nn.Linear(3, 2)",
     "tensor_text": "print(tensor_text(expected))",
     "NotPlainData": "try:\n    value = plain(out, 'your function returned')\n"
@@ -84,6 +87,7 @@ EXAMPLES: dict[str, str] = {
     "describe_module": "reply = {'handle': keep(state, made), 'module': describe_module(made)}",
     "forward": "EX9_3 = {'build': _build, 'forward': forward, 'load': load_weights}",
     "keep": "handle = keep(state, module.make_layer(d_in, d_out))",
+    "kept_values": "EX9_3 = {'build': _build, 'values': kept_values}",
     "load_weights": "EX9_3 = {'build': _build, 'forward': forward, 'load': load_weights}",
     "module_probes": "EXE_1 = module_probes('LoRALayer') | module_probes('LinearWithLoRA',\n"
     "    build={'linear': linear})",

@@ -15,6 +15,10 @@ Checks:
   points=, hint=, weights=None, ...)``: the declarative check of a module: the one the
   student's class builds, loaded with the judge's weights, computes what the reference does
   (its probes: ``grader.pack.worker.module_probes``).
+- ``same_init_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
+  seed=None, ...)``: the declarative check of a module's starting weights: built fresh, each
+  weight starts as the reference's (the same constant values, or drawn from the same
+  distribution).
 - ``StudentError``: the student's code raised in the worker (``info``: its description);
   ``explain_student_error(info)``, ``is_stub(info)``.
 
@@ -55,6 +59,7 @@ from typing import Any, Protocol, TypeVar
 
 from grader.judge.causes import PART, ROOT, STATEMENT, Cause
 from grader.judge.declared import close, literal, same_as_reference
+from grader.judge.declared_init import same_init_as_reference
 from grader.judge.declared_module import same_module_as_reference
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.hints import (
@@ -156,6 +161,7 @@ __all__ = [
     "remembered",
     "returned",
     "same_as_reference",
+    "same_init_as_reference",
     "same_module_as_reference",
     "seeded",
     "tensor_text",

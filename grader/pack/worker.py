@@ -22,8 +22,9 @@ and tensors). It returns plain data and tensors, and judges nothing.
   that rebuilds it from the plain data the judge sent (a model from its config and weights).
 - ``module_probes(builder, build=None)``: the probe table of a declarative module check
   (``grader.pack.judge.same_module_as_reference``): ``"build:<builder>"`` calls the student's
-  class or function ``builder`` with the judge's arguments and keeps the module; ``"load"``,
-  ``"forward"`` and ``"trace"`` are ``load_weights``, ``forward`` and ``trace_kept``.
+  class or function ``builder`` with the judge's arguments and keeps the module;
+  ``"values"``, ``"load"``, ``"forward"`` and ``"trace"`` are ``kept_values`` (the kept module's
+  state as it really is), ``load_weights``, ``forward`` and ``trace_kept``.
 - ``seeded(seed)``: torch's generator seeded (``torch.manual_seed``) for the block.
 - ``truth``: what a student's module and tensors really hold (state, parameters,
   ``requires_grad``), read so that student code cannot redirect the read
@@ -34,6 +35,7 @@ and tensors). It returns plain data and tensors, and judges nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 
 from grader.shared.torchseed import seeded
@@ -46,6 +48,13 @@ from grader.worker.probes import _on_meta as on_meta
 from grader.worker.trace import trace_kept, trace_module
 
 
+def kept_values(module: Any, state: dict[Any, Any], handle: int) -> dict[str, Any]:
+    """A probe: what the kept module ``handle``'s ``state_dict()`` holds, read as it really is
+    (``truth.state``), as plain data."""
+    values: dict[str, Any] = plain(truth.state(state[handle]), "your module's state_dict()")
+    return values
+
+
 def module_probes(
     builder: str, build: dict[str, Callable[[Any], Any]] | None = None
 ) -> dict[str, Probe]:
@@ -53,20 +62,26 @@ def module_probes(
     ``"build:<builder>"`` calls the student's ``builder`` (a class or a function returning a
     module) with the judge's ``args`` (``[name, value]`` pairs in order, the names in
     ``keywords`` by keyword; a value with a function in ``build`` rebuilt by it first, e.g. an
-    ``nn.Linear`` from its sizes), keeps what it made and answers ``{"handle", "module"}``
-    (``module``: its ``describe_module`` without values); ``"load"``, ``"forward"`` and
-    ``"trace"`` run on the kept module (``load_weights``, ``forward``, ``trace_kept``): the
-    tables of two builders of one exercise merge (``module_probes("A") |
+    ``nn.Linear`` from its sizes), after ``torch.manual_seed(seed)`` when the judge gives a
+    ``seed``, keeps what it made and answers ``{"handle", "module"}`` (``module``: its
+    ``describe_module`` without values); ``"values"``, ``"load"``, ``"forward"`` and
+    ``"trace"`` run on the kept module (``kept_values``, ``load_weights``, ``forward``,
+    ``trace_kept``): the tables of two builders of one exercise merge (``module_probes("A") |
     module_probes("B")``)."""
     builders = dict(build or {})
 
     def build_answer(
-        module: Any, state: dict[Any, Any], args: list[Any], keywords: list[str]
+        module: Any,
+        state: dict[Any, Any],
+        args: list[Any],
+        keywords: list[str],
+        seed: int | None = None,
     ) -> dict[str, Any]:
         named = set(keywords)
         values = [(n, builders[n](v) if n in builders else v) for n, v in args]
         positional = [v for n, v in values if n not in named]
-        made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
+        with seeded(seed) if seed is not None else nullcontext():
+            made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
         described: dict[str, Any] = describe_module(made, values=False)
         if not described["is_module"]:
             return {"handle": None, "module": described}
@@ -74,6 +89,7 @@ def module_probes(
 
     return {
         f"build:{builder}": build_answer,
+        "values": kept_values,
         "load": load_weights,
         "forward": forward,
         "trace": trace_kept,
@@ -87,6 +103,7 @@ __all__ = [
     "describe_module",
     "forward",
     "keep",
+    "kept_values",
     "load_weights",
     "module_probes",
     "number",

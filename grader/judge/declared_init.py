@@ -1,0 +1,199 @@
+"""The declarative check of a module's starting weights: built fresh, the student's module holds
+weights drawn as the reference's are.
+
+``same_init_as_reference`` declares it (the student's class or builder, its arguments, the
+reference module, points and a hint). The worker builds the student's module after
+``torch.manual_seed(seed)`` and sends its state back; the judge builds the reference under
+many seeds and compares each weight with those draws:
+
+- a weight the reference always starts with the same values (zeros, ones, a mask buffer) must
+  hold exactly those values;
+- any other weight must look drawn from the same distribution: a two-sample
+  Kolmogorov-Smirnov test against the reference's pooled draws fails only when the two differ
+  beyond what chance gives once in a million (``ALPHA``), so an honest answer that draws in
+  another order, or from another seed, passes. A weight of a few values tells the test little:
+  draw sizes that give each weight some dozens of values.
+
+The student's weight must have the reference's name and shape (``STRUCTURE`` otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import torch
+from hypothesis import strategies as st
+from torch import nn
+
+from grader.judge import hints
+from grader.judge.declared import Arguments, arguments_of, call_text, snippet_head
+from grader.judge.declared_module import STRUCTURE_HINT
+from grader.judge.launch.handle import WorkerHandle
+from grader.judge.properties import Check, CheckFailed
+from grader.shared.torchseed import seeded
+
+Example = Any
+ALPHA = 1e-6  # the chance that an honest draw fails the distribution test
+POOLED = 4096  # at least this many reference values per weight (more draws for small ones)
+MAX_DRAWS = 256
+
+
+def ks_critical(n: int, m: int, alpha: float = ALPHA) -> float:
+    """The two-sample Kolmogorov-Smirnov distance above which two samples of ``n`` and ``m``
+    values come from different distributions, at significance ``alpha`` (large-sample form)."""
+    return math.sqrt(-math.log(alpha / 2) / 2) * math.sqrt((n + m) / (n * m))
+
+
+def ks_distance(a: torch.Tensor, b: torch.Tensor) -> float:
+    """The largest gap between the empirical distribution functions of ``a`` and ``b``."""
+    a, b = a.flatten().double().sort().values, b.flatten().double().sort().values
+    points = torch.cat([a, b])
+    fa = torch.searchsorted(a, points, right=True).double() / a.numel()
+    fb = torch.searchsorted(b, points, right=True).double() / b.numel()
+    return float((fa - fb).abs().max())
+
+
+def summary(t: torch.Tensor) -> str:
+    """A weight's values in a few words: its range and spread."""
+    t = t.double()
+    spread = f", std {t.std().item():.3g}" if t.numel() > 1 else ""
+    return f"from {t.min().item():.3g} to {t.max().item():.3g}{spread}"
+
+
+def reference_draws(
+    reference: Callable[[], nn.Module], numel: Mapping[str, int]
+) -> dict[str, torch.Tensor]:
+    """Each weight of the reference, over enough builds (seeds 0, 1, ...) to pool ``POOLED``
+    values of the smallest one, stacked on a new first dimension."""
+    draws = min(MAX_DRAWS, max(2, math.ceil(POOLED / max(1, min(numel.values(), default=1)))))
+    built: dict[str, list[torch.Tensor]] = {}
+    for seed in range(draws):
+        with seeded(seed), torch.no_grad():
+            for key, value in reference().state_dict().items():
+                built.setdefault(key, []).append(value.detach().clone())
+    return {key: torch.stack(values) for key, values in built.items()}
+
+
+def compare_weight(key: str, got: Any, draws: torch.Tensor, built: str) -> None:
+    """Fail unless ``got`` (the student's fresh weight ``key``) starts as the reference's
+    ``draws`` do: the same constant values, or the same distribution."""
+    shape = tuple(draws.shape[1:])
+    if not isinstance(got, torch.Tensor) or tuple(got.shape) != shape:
+        found = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        raise CheckFailed(
+            f"{built}'s weight {key!r} is {found}, expected shape {shape}", hints.STRUCTURE
+        )
+    if draws.numel() == 0:
+        return
+    got, draws = got.detach().double(), draws.double()
+    if bool((draws == draws[0]).all()):  # the same values on every build: those, exactly
+        if not torch.equal(got, draws[0]):
+            raise CheckFailed(
+                f"{built}'s {key} starts with values {summary(got)}; it should start as "
+                f"{_constant_text(draws[0])} (the same on every build)",
+                hints.VALUES,
+            )
+        return
+    if not bool(torch.isfinite(got).all()):
+        raise CheckFailed(f"{built}'s {key} starts with values that are not finite", hints.VALUES)
+    distance = ks_distance(got, draws)
+    if distance > ks_critical(got.numel(), draws.numel()):
+        raise CheckFailed(
+            f"{built}'s {key} does not start drawn as the reference's: yours {summary(got)}, "
+            f"the reference's {summary(draws)}",
+            hints.VALUES,
+        )
+
+
+def _constant_text(t: torch.Tensor) -> str:
+    values = t.unique()
+    if values.numel() == 1:
+        return f"all {values.item():g}"
+    return f"the reference's fixed values ({summary(t)})"
+
+
+def same_init_as_reference(
+    *,
+    name: str,
+    answer: str,
+    strategy: st.SearchStrategy,
+    arguments: Arguments,
+    reference: Callable[[Example], nn.Module],
+    points: float,
+    hint: str,
+    seed: Callable[[Example], int] | None = None,
+    keywords: tuple[str, ...] = (),
+    setup: str | Callable[[Example], str] | None = None,
+    structure_hint: str = STRUCTURE_HINT,
+    max_examples: int = 5,
+    examples: tuple[Any, ...] = (),
+    hint_kinds: tuple[str, ...] = hints.OWN_KINDS,
+    known: tuple[hints.Known, ...] = (),
+) -> Check:
+    """A ``Check`` that the module ``answer`` (``"<student module>:<class or function>"``)
+    builds from ``arguments(example)`` (as for ``same_module_as_reference``), after
+    ``torch.manual_seed(seed(example))`` (0 without ``seed``), starts with the weights the
+    reference module ``reference(example)`` starts with: each weight the reference always
+    starts the same (zeros, ones) exactly, every other one drawn from the same distribution
+    (the module's docstring says how that is decided). Extra weights are the student's own.
+    Its probes: ``module_probes`` (its ``"values"`` probe)."""
+    module, _, builder = answer.partition(":")
+    if not module or not builder:
+        raise ValueError(f"answer={answer!r}: give it as '<student module>:<class or function>'")
+    values_of = arguments_of(arguments)
+
+    def seed_of(example: Example) -> int:
+        return 0 if seed is None else int(seed(example))
+
+    def run(worker: WorkerHandle, example: Example) -> None:
+        args = dict(values_of(example))
+        built = call_text(builder, args, keywords)
+        reply = worker.call(
+            f"build:{builder}",
+            args=[[n, v] for n, v in args.items()],
+            keywords=list(keywords),
+            seed=seed_of(example),
+        )
+        if not reply["module"].get("is_module"):
+            kind = str(reply["module"].get("class"))
+            raise CheckFailed(
+                f"{built} should build a torch.nn.Module, but it is {kind}", hints.returned(kind)
+            )
+        got = worker.call("values", handle=reply["handle"])
+        sizes = {k: v.numel() for k, v in reference(example).state_dict().items()}
+        draws = reference_draws(lambda: reference(example), sizes)
+        missing = [k for k in draws if k not in got]
+        if missing:
+            has = ", ".join(map(repr, got)) or "none"
+            raise CheckFailed(
+                f"{built} has no weight named {', '.join(map(repr, missing))} (its weights: {has})",
+                hints.STRUCTURE,
+            )
+        for key, values in draws.items():
+            compare_weight(key, got[key], values, built)
+
+    def reproduce(example: Example) -> str:
+        args = dict(values_of(example))
+        lines = snippet_head(module, builder, args, setup, example)
+        lines += [
+            f"torch.manual_seed({seed_of(example)})",
+            f"module = {call_text(builder, args, keywords)}",
+            "for name, value in module.state_dict().items():",
+            "    print(name, tuple(value.shape), value.min().item(), value.max().item())",
+        ]
+        return "\n".join(lines) + "\n"
+
+    return Check(
+        name=name,
+        points=points,
+        strategy=strategy,
+        run=run,
+        hint=hint,
+        reproduce=reproduce,
+        max_examples=max_examples,
+        examples=examples,
+        hint_kinds=hint_kinds,
+        known=(*known, hints.Known(hints.STRUCTURE, structure_hint)),
+    )
