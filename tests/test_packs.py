@@ -164,6 +164,16 @@ def test_an_installed_pack_is_chosen_by_name(chosen):
     assert len(registry.EXERCISES) == len(read_pack(ROOT / "llm_pack").exercises)
 
 
+def test_a_broken_installed_pack_does_not_stop_choosing_another_by_name(monkeypatch):
+    """An installed pack whose module is gone (an old install, a moved checkout) is said when
+    every pack is in use, and does not stop a course that names another."""
+    declared = [*packs.entry_points(), ("gone-pack", "no_such_module_here")]
+    monkeypatch.setattr(packs, "entry_points", lambda: declared)
+    with pytest.raises(PackError, match="the installed pack 'gone-pack' names 'no_such_module"):
+        packs.installed()
+    assert packs.installed(name_only="llm-ch3-4") == [ROOT / "llm_pack"]
+
+
 def _grade(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != packs.CHOSEN}
     return subprocess.run(

@@ -87,7 +87,7 @@ def resolve(choice: str) -> Course:
             sys.path.append(parent)
         found = [pack]
     else:
-        found = [read_pack(folder) for folder in installed()]
+        found = [read_pack(folder) for folder in installed(name_only=choice)]
         if choice:
             found = [p for p in found if p.name == choice]
             if not found:

@@ -215,12 +215,17 @@ def entry_points(group: str = ENTRY_POINTS) -> list[tuple[str, str]]:
     return sorted(found.items())
 
 
-def installed() -> list[Path]:
-    """The folders of the packs that installed distributions declare (entry points)."""
+def installed(name_only: str = "") -> list[Path]:
+    """The folders of the packs that installed distributions declare (entry points); with
+    ``name_only``, of the entry point of that name alone when there is one (another pack that
+    is broken does not stop it)."""
     from importlib.util import find_spec
 
+    declared = entry_points()
+    if any(name == name_only for name, _ in declared):
+        declared = [(name, value) for name, value in declared if name == name_only]
     folders = []
-    for name, value in entry_points():
+    for name, value in declared:
         try:
             spec = find_spec(value.split(":")[0])
         except (ImportError, ValueError):
