@@ -27,16 +27,10 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from grader.pack.judge import (
-    ROOT,
-    STATEMENT,
-    Cause,
-    CheckFailed,
-    StudentError,
-    Worker,
-    explain_student_error,
-    raised,
-)
+from grader.judge.causes import ROOT, STATEMENT, Cause
+from grader.judge.hints import raised
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.properties import CheckFailed, explain_student_error
 
 # Python's and nn.Module's words for arguments that do not fit a class's constructor.
 _INIT_CALL = re.compile(
@@ -47,7 +41,7 @@ _INIT_CALL = re.compile(
 _NO_ATTRIBUTE = re.compile(r"^'([A-Za-z_]\w*)' object has no attribute")
 
 
-def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Cause | None:
+def constructor_cause(worker: WorkerHandle, info: dict, calls: dict[str, str]) -> Cause | None:
     """The cause of a ``TypeError`` (the worker's ``info``) raised when a class of the
     student's was built with arguments that do not fit it, from the class's own constructor;
     ``calls`` says what the exercise builds its classes with (``{"TransformerBlock": "cfg"}``:
@@ -87,7 +81,7 @@ def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Caus
 
 
 @contextmanager
-def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[None]:
+def constructors_explained(worker: WorkerHandle, calls: dict[str, str]) -> Iterator[None]:
     """Turn a ``StudentError`` raised while building the student's classes into a failure
     whose cause is their constructor, when ``constructor_cause`` finds one; any other error
     goes on as it was."""
@@ -101,7 +95,7 @@ def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[No
         raise CheckFailed(message, raised(exc.info), cause=cause) from None
 
 
-def extra_parameters(worker: Worker, name: str, args: str, seen: str = "") -> Cause | None:
+def extra_parameters(worker: WorkerHandle, name: str, args: str, seen: str = "") -> Cause | None:
     """The cause of a failure of ``name({args})`` built as the exercise builds it, when the
     student's class ``name`` takes parameters with defaults besides ``args``: built from
     ``args`` alone, it uses those defaults (``seen``: what the check found that follows from

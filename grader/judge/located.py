@@ -33,8 +33,9 @@ from torch import nn
 
 from grader.judge.causes import PART, Cause
 from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.localize import Difference, first_difference
 from grader.judge.properties import ATOL, RTOL, CheckFailed
+from grader.judge.renames import module_renames
 from grader.judge.resilience import log_trace
 from grader.protocol.limits import Limits
 from grader.shared.tensors import first_tensor

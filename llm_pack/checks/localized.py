@@ -19,11 +19,10 @@ from contextlib import AbstractContextManager
 import torch
 from torch import nn
 
-from grader.pack.judge import PART, Cause, Difference, Worker
+from grader.pack.judge import PART, Cause, Difference, Worker, under_student_names
 from grader.pack.judge import localized as located
 from llm_pack.checks.attention_variants import what_it_computes
 from llm_pack.checks.dropout_places import dropout_in_another_place, dropout_of_another_rate
-from llm_pack.checks.renames import under_student_names
 
 # What to compare in a part the trace found to differ, by its class: the book's own definition.
 PART_HINTS = {
