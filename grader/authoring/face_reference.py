@@ -46,6 +46,8 @@ EXAMPLES: dict[str, str] = {
     "CheckFailed": "raise CheckFailed(f'double({x}) returned {got}, expected {2 * x}')",
     "Difference": "found = first_difference(oracle, trace)\n"
     "print(found.sentence() if found else 'none')",
+    "ModuleDescription": "described: ModuleDescription = reply['module']\n"
+    "if not described.get('is_module'): raise CheckFailed('no module', returned('list'))",
     "Known": "Known(count('biases'), 'qkv_bias=True adds one bias per output')",
     "StudentError": "try:\n    worker.call('run', x=x)\nexcept StudentError as e:\n"
     "    print(explain_student_error(e.info))",
@@ -82,7 +84,7 @@ EXAMPLES: dict[str, str] = {
     "same_module_as_reference": "same_module_as_reference(name='LoRALayer(...)(x)',\n"
     "    answer='exE_lora:LoRALayer', strategy=cases, arguments=sizes, reference=book_lora,\n"
     "    inputs=lambda ex: torch.ones(2, ex['in_dim']), points=4, hint='alpha * (x @ A @ B)')",
-    "same_weights": "oracle = same_weights.reused('lora', description, lambda: rebuild(description))",
+    "same_weights": "oracle = same_weights.reused('lora', described, lambda: rebuild(described))",
     "seeded": "with seeded(123):\n    layer = torch.nn.Linear(3, 2)",
     "tensor_text": "print(tensor_text(expected))",
     "too_big": "message = too_big.refusal('make_layer(4, 2)', reply['module'], '', margin=8)",

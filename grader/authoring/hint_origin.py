@@ -6,7 +6,8 @@ grader's ``grader.judge.hints.KNOWN``), or a ``Cause`` (the pack's checks' or th
 generic diagnosis: ``grader.judge``); the result keeps its text only. So the text is traced to
 the source that wrote it: every string literal of a module, and the literal parts of its
 f-strings (``f"rename {old} to __init__ ..."``), are that module's fragments, and a hint is
-written by the source whose fragments cover most of its characters. The sources are the pack's
+written by the source whose fragments cover most of its characters (the rest are values: a
+key, a file, a count). The sources are the pack's
 own modules, the grader's judge (whose hints name no pack's classes, configs or code:
 ``grader.judge.hints``), and every other pack installed (to say whose words they are). A hint
 written by another pack, or by no source the check knows, is a problem of the corpus step.
@@ -25,7 +26,6 @@ from grader.result.common import hint_of
 from grader.result.schema import ExerciseResult
 
 MIN_FRAGMENT = 12  # characters: shorter literals ("the ", ", ") say nothing of who wrote them
-MIN_SHARE = 1 / 3  # of a hint's characters its writer's fragments cover at least
 GRADER = "the grader"
 
 
@@ -62,14 +62,15 @@ class Sources:
     by_name: dict[str, tuple[str, ...]]
 
     def writer(self, hint: str) -> str | None:
-        """The source whose fragments cover most of ``hint`` (at least ``MIN_SHARE`` of it; the
-        pack first, then the grader, on a tie), or None."""
+        """The source whose fragments cover most of ``hint`` (the pack first, then the grader,
+        on a tie), or None when no fragment of any is in it. Most, not all: a hint built by
+        code holds values too (a key, a file, a count), which no source wrote."""
         best, covered = None, 0
         for name, found in self.by_name.items():
             n = _covered(hint, found)
             if n > covered:
                 best, covered = name, n
-        return best if covered >= MIN_SHARE * len(hint.strip()) else None
+        return best
 
     def problem(self, hint: str) -> str | None:
         """What is wrong with showing ``hint`` to this pack's students (None: its own words or

@@ -19,6 +19,8 @@ from typing import Any
 
 import torch
 
+from grader.protocol.described import ModuleDescription
+
 Entry = tuple[str, tuple[int, ...] | None]  # a state-dict key and its shape (None: no tensor)
 
 
@@ -59,7 +61,7 @@ def module_renames(parameter_names: dict[str, str]) -> dict[str, str]:
     return modules
 
 
-def student_parameters(description: dict) -> list[Entry] | None:
+def student_parameters(description: ModuleDescription) -> list[Entry] | None:
     """The described module's parameters with their shapes, in the order it created them (None
     when the worker's description does not hold them as it should)."""
     params, shapes = description.get("parameters"), description.get("shapes")
@@ -71,7 +73,9 @@ def student_parameters(description: dict) -> list[Entry] | None:
     return entries
 
 
-def under_student_names(weights: dict[str, torch.Tensor], description: dict) -> dict:
+def under_student_names(
+    weights: dict[str, torch.Tensor], description: ModuleDescription
+) -> dict[str, torch.Tensor]:
     """``weights`` (the reference's parameters, in its order) under the described module's own
     names, when those differ from the reference's in names only; else ``weights`` as they
     are (loaded by name)."""

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 
 from grader.judge.memo import on_forget
+from grader.protocol.described import ModuleDescription
 
 ENTRIES = 32
 MAX_BYTES = 64 * 2**20  # GPT-2 small's attention, weights and mask, is 13.6 MB
@@ -47,7 +48,7 @@ def _forget() -> None:
 on_forget(_forget)
 
 
-def _signature(kind: str, description: dict) -> tuple:
+def _signature(kind: str, description: ModuleDescription) -> tuple:
     """What must match before the elements are compared: the rebuild, the keys with each
     tensor's dtype and shape, the dropout rates and the attributes."""
     state = description.get("state", {})
@@ -70,7 +71,9 @@ def _size(state: dict) -> int:
     return sum(v.nbytes for v in state.values() if isinstance(v, torch.Tensor))
 
 
-def reused(kind: str, description: dict, rebuild: Callable[[], nn.Module]) -> nn.Module:
+def reused(
+    kind: str, description: ModuleDescription, rebuild: Callable[[], nn.Module]
+) -> nn.Module:
     """The module ``rebuild()`` made before from a description equal to ``description`` (the
     same ``kind`` of rebuild), or the one it makes now."""
     signature = _signature(kind, description)

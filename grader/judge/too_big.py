@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from grader.protocol.described import ModuleDescription
+
 # --- the message ------------------------------------------------------------------------------
 
 
@@ -36,7 +38,7 @@ def _mb(size: int) -> str:
     return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
 
 
-def refusal(call: str, description: dict, asked: str, margin: int) -> str:
+def refusal(call: str, description: ModuleDescription, asked: str, margin: int) -> str:
     """The message for a module the worker found too big to send (``description["too_big"]``,
     checked here as any frame from a worker is: every field may be missing or wrong): what
     ``call`` returned, then ``asked`` (what the exercise asks for, "" for nothing), the bound

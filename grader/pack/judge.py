@@ -31,6 +31,9 @@ for the same input becomes the failure's cause (``LOCATED`` its kind); ``first_d
 
 Generic diagnosis of module exercises (each names a cause from evidence; a pack words the rest):
 
+- ``ModuleDescription``: the type of what a worker says of a module it built
+  (``grader.pack.worker.describe_module``, ``reply["module"]``), a ``TypedDict`` whose every key
+  may be missing (a worker's frame is checked before it is used).
 - Names: ``under_student_names(weights, description)`` (a ``names`` for ``localized``): the
   reference's weights under the student's names when the student's module differs from the
   reference in names only (the same parameters, in order and shape); ``renamings(expected,
@@ -113,6 +116,7 @@ from grader.judge.properties import (
     tensor_text,
 )
 from grader.judge.renames import module_renames, renamings, under_student_names
+from grader.protocol.described import ModuleDescription
 from grader.protocol.wire import MAX_MESSAGE_BYTES
 from grader.shared.torchseed import seeded
 
@@ -162,6 +166,7 @@ __all__ = [
     "CheckFailed",
     "Difference",
     "Known",
+    "ModuleDescription",
     "StudentError",
     "Worker",
     "assert_close",

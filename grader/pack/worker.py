@@ -14,8 +14,9 @@ and tensors). It returns plain data and tensors, and judges nothing.
   (without gradients, after ``torch.manual_seed(seed)``); ``load_weights(module, state,
   handle, weights)`` a probe loading the judge's weights into it; ``describe_module(m,
   values=True, attrs=())`` its class, state, parameters, buffers and dropouts as plain data,
-  for the judge to rebuild a clean reference module; ``trace_kept``/``trace_module`` record
-  each submodule's input and output (the judge's ``first_difference`` reads them).
+  for the judge to rebuild a clean reference module (``ModuleDescription``, a ``TypedDict``);
+  ``trace_kept``/``trace_module`` record each submodule's input and output (the judge's
+  ``first_difference`` reads them).
 - ``kept_within(state, module, max_state_bytes, attrs=())``: a build's reply within a bound:
   ``{"handle", "module"}`` with the module kept and described, or, for a module whose state is
   over ``max_state_bytes`` (an honest wrong answer far bigger than any right one), no handle
@@ -43,6 +44,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from grader.protocol.described import ModuleDescription
 from grader.shared.torchseed import seeded
 from grader.worker import truth
 from grader.worker.bounded import kept_within
@@ -76,8 +78,8 @@ def module_probes(
         values = [(n, builders[n](v) if n in builders else v) for n, v in args]
         positional = [v for n, v in values if n not in named]
         made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
-        described: dict[str, Any] = describe_module(made, values=False)
-        if not described["is_module"]:
+        described = describe_module(made, values=False)
+        if not described.get("is_module"):
             return {"handle": None, "module": described}
         return {"handle": keep(state, made), "module": described}
 
@@ -90,6 +92,7 @@ def module_probes(
 
 
 __all__ = [
+    "ModuleDescription",
     "NotPlainData",
     "Probe",
     "answer_probes",

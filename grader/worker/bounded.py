@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.protocol.described import ModuleDescription, TooBig
 from grader.worker.probes import _keep, describe_module, plain
 
 
@@ -26,7 +27,7 @@ def state_bytes(m: nn.Module) -> int:
     )
 
 
-def structure(m: nn.Module, size: int) -> dict:
+def structure(m: nn.Module, size: int) -> TooBig:
     """A few numbers that say what a module is, however big: its state's ``size`` in bytes, its
     parameter count, its three largest parameters (name and shape) and its first parts (name
     and class)."""
@@ -35,7 +36,7 @@ def structure(m: nn.Module, size: int) -> dict:
     parts = [
         [name, type(child).__name__] for name, child in itertools.islice(m.named_children(), 8)
     ]
-    return plain(
+    said: TooBig = plain(
         {
             "state_bytes": size,
             "parameters": sum(p.numel() for _, p in params),
@@ -44,17 +45,22 @@ def structure(m: nn.Module, size: int) -> dict:
         },
         "your module's structure",
     )
+    return said
 
 
 def kept_within(
     state: dict, m: Any, max_state_bytes: int | None, attrs: tuple[str, ...] = ()
-) -> dict:
+) -> dict[str, int | None | ModuleDescription]:
     """The reply to a build: the module kept for later calls (its handle) and its description
     with its state; a module whose state is over ``max_state_bytes`` (the judge's bound) is not
     kept, and its description holds only its class and ``too_big``: its ``structure``."""
     if max_state_bytes is not None and isinstance(m, nn.Module):
         size = state_bytes(m)
         if size > max_state_bytes:
-            description = {"is_module": True, "class": type(m).__name__}
-            return {"handle": None, "module": {**description, "too_big": structure(m, size)}}
+            refused: ModuleDescription = {
+                "is_module": True,
+                "class": type(m).__name__,
+                "too_big": structure(m, size),
+            }
+            return {"handle": None, "module": refused}
     return {"handle": _keep(state, m), "module": describe_module(m, attrs=attrs)}
