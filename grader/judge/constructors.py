@@ -8,10 +8,10 @@ check passes do not fit ``X``'s constructor. Two causes are told apart by the cl
 - ``X`` defines no ``__init__`` but a name spelled like it (``__int__``, ``_init_``): Python
   never calls that method, and ``nn.Module``'s own ``__init__``, which takes no arguments, ran;
 - ``X`` defines ``__init__`` with other parameters than the call the exercise makes
-  (``TransformerBlock(cfg, rate)`` where the exercise builds ``TransformerBlock(cfg)``).
+  (``Block(cfg, rate)`` where the exercise builds ``Block(cfg)``).
 
 A class built without error can still take more than the exercise's call passes: parameters with
-defaults (``TransformerBlock(cfg, rate=0.1)``), which the exercise's call leaves at their
+defaults (``Block(cfg, rate=0.1)``), which the exercise's call leaves at their
 defaults. When a check that builds ``X`` exactly as the exercise does fails, those parameters
 are named as the cause (``extra_parameters``).
 
@@ -44,8 +44,8 @@ _NO_ATTRIBUTE = re.compile(r"^'([A-Za-z_]\w*)' object has no attribute")
 def constructor_cause(worker: WorkerHandle, info: dict, calls: dict[str, str]) -> Cause | None:
     """The cause of a ``TypeError`` (the worker's ``info``) raised when a class of the
     student's was built with arguments that do not fit it, from the class's own constructor;
-    ``calls`` says what the exercise builds its classes with (``{"TransformerBlock": "cfg"}``:
-    ``TransformerBlock(cfg)``). None without that evidence."""
+    ``calls`` says what the exercise builds its classes with (``{"Block": "cfg"}``:
+    ``Block(cfg)``). None without that evidence."""
     message = str(info.get("message", ""))
     said = _INIT_CALL.search(message) if info.get("type") == "TypeError" else None
     lacks = _NO_ATTRIBUTE.match(message) if info.get("type") == "AttributeError" else None
