@@ -360,7 +360,8 @@ def load_weights(worker: Worker, reply: dict, oracle: nn.Module, owner: str) -> 
     parameter of the module is not among them. Buffers (the causal masks) are not weights: the
     module keeps its own, so that a mask it builds wrongly shows in its outputs. A module whose
     parameters differ from the oracle's in names only gets them under its own names
-    (``llm_pack.checks.renames``): the keys check alone says that its names are not the book's."""
+    (``grader.pack.judge.under_student_names``, ``book_names``): the keys check alone says that
+    its names are not the book's."""
     weights = {k: v.detach() for k, v in oracle.named_parameters()}
     weights = under_student_names(weights, reply["module"])
     loaded = worker.call("load", handle=reply["handle"], weights=weights)
