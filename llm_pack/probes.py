@@ -5,18 +5,13 @@ never the judge or hypothesis."""
 
 from __future__ import annotations
 
-import difflib
-import inspect
-import itertools
-
-import torch
-from torch import nn
-
 from grader.pack.worker import (
     Probe,
+    constructor,
     describe_module,
     forward,
     keep,
+    kept_within,
     load_weights,
     on_meta,
     plain,
@@ -79,45 +74,6 @@ def _transfer(
 # --- 3.2, 3.3 --------------------------------------------------------------------------------
 
 
-def _state_bytes(m: nn.Module) -> int:
-    """The bytes of ``m``'s state_dict() tensors: what describing it with values would send."""
-    return sum(
-        v.numel() * v.element_size() for v in m.state_dict().values() if isinstance(v, torch.Tensor)
-    )
-
-
-def structure(m: nn.Module, state_bytes: int) -> dict:
-    """A few numbers that say what a module is, however big: its parameter count, its three
-    largest parameters (name and shape) and its first parts (name and class)."""
-    params = list(m.named_parameters())
-    largest = sorted(params, key=lambda item: item[1].numel(), reverse=True)[:3]
-    parts = [
-        [name, type(child).__name__] for name, child in itertools.islice(m.named_children(), 8)
-    ]
-    return plain(
-        {
-            "state_bytes": state_bytes,
-            "parameters": sum(p.numel() for _, p in params),
-            "largest": [[name, list(p.shape)] for name, p in largest],
-            "parts": parts,
-        },
-        "your module's structure",
-    )
-
-
-def _built(state: dict, m, max_state_bytes: int | None) -> dict:
-    """The reply to a build: the module kept for later calls, and its description with its
-    state; a module whose state is over ``max_state_bytes`` (the judge's bound, far above any
-    right answer) is not kept, and only its ``structure`` goes back: its state could be more
-    than a reply may carry."""
-    if max_state_bytes is not None and isinstance(m, nn.Module):
-        size = _state_bytes(m)
-        if size > max_state_bytes:
-            description = {"is_module": True, "class": type(m).__name__}
-            return {"handle": None, "module": {**description, "too_big": structure(m, size)}}
-    return {"handle": keep(state, m), "module": describe_module(m, attrs=ATTRS)}
-
-
 def _build_wrapper(
     module,
     state,
@@ -132,13 +88,13 @@ def _build_wrapper(
     rate = () if dropout is None else (dropout,)
     with seeded(seed):  # the reproduce snippet seeds torch the same way before building
         m = module.make_2d_wrapper(d_in, context_length, *rate)
-    return _built(state, m, max_state_bytes)
+    return kept_within(state, m, max_state_bytes, ATTRS)
 
 
 def _build_gpt2_attention(module, state, seed: int | None = None, max_state_bytes=None):
     with seeded(seed):
         m = module.gpt2_small_attention()
-    return _built(state, m, max_state_bytes)
+    return kept_within(state, m, max_state_bytes, ATTRS)
 
 
 # --- 4.1, 4.2 (student code runs on the meta device: building GPT-2 XL costs no memory) -------
@@ -198,53 +154,24 @@ def _build_split_block(module, state, cfg: dict):
     return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
-# --- any exercise: how a class of the student's is built -------------------------------------
-
-
-def _constructor(module, state, name: str) -> dict:
-    """How the student's class ``name`` (in their module) is built: whether it defines
-    ``__init__`` itself, the names in its own dict spelled like ``__init__`` (``__int__``: a
-    method Python never calls), and the parameters its constructor takes."""
-    cls = getattr(module, name, None)
-    if not isinstance(cls, type):
-        return {"found": False}
-    mangled = f"_{cls.__name__.lstrip('_')}__"  # ``def __init(...)`` is stored mangled
-    own = {
-        (n[len(mangled) - 2 :] if n.startswith(mangled) else n): n
-        for n in vars(cls)
-        if isinstance(n, str) and n != "__init__"
-    }
-    near = difflib.get_close_matches("__init__", list(own), n=3, cutoff=0.75)
-    try:
-        params = list(inspect.signature(cls).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    return {
-        "found": True,
-        "defines_init": "__init__" in vars(cls),
-        "near_init": [n for n in near if n != "__init_subclass__"][:3],
-        "parameters": [str(p)[:60] for p in params][:8],
-    }
-
-
 EX3_1: dict[str, Probe] = {"transfer": _transfer}
 EX3_2: dict[str, Probe] = {
     "build": _build_wrapper,
     "forward": forward,
     "load": load_weights,
     "trace": trace_kept,
-    "constructor": _constructor,
+    "constructor": constructor,
 }
 EX3_3: dict[str, Probe] = {
     "build": _build_gpt2_attention,
     "forward": forward,
     "trace": trace_kept,
-    "constructor": _constructor,
+    "constructor": constructor,
 }
 EX4_1: dict[str, Probe] = {
     "feedforward_params": on_meta("feedforward_params"),
     "attention_params": on_meta("attention_params"),
-    "constructor": _constructor,
+    "constructor": constructor,
 }
 EX4_2: dict[str, Probe] = {
     "configs": _configs,
@@ -252,7 +179,7 @@ EX4_2: dict[str, Probe] = {
     "base_config": _base_config,
     "total_params": on_meta("total_params"),
     "model_size_mb": on_meta("model_size_mb"),
-    "constructor": _constructor,
+    "constructor": constructor,
 }
 EX4_3: dict[str, Probe] = {
     "config": _split_config,
@@ -261,5 +188,5 @@ EX4_3: dict[str, Probe] = {
     "load": load_weights,
     "forward": forward,
     "trace": trace_kept,
-    "constructor": _constructor,
+    "constructor": constructor,
 }

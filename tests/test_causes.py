@@ -10,6 +10,7 @@ import pytest
 from hypothesis import strategies as st
 
 from grader.judge import causes
+from grader.judge.count_parts import explain, parts, scaled
 from grader.judge.launch.handle import StudentError
 from grader.judge.properties import Check, CheckFailed, run_check
 from grader.judge.scoring import finish_exercise
@@ -18,8 +19,13 @@ from grader.result.common import check_text, hint_of
 from grader.result.schema import SCHEMA_PATH, CheckResult, GradeResult
 from grader.shared.registry import BY_ID
 from llm_pack.checks import ex3_1
-from llm_pack.checks.count_parts import explain, parts, scaled
-from llm_pack.checks.gpt_reference import Recount, feedforward_count, model_count, wrong_count
+from llm_pack.checks.gpt_reference import (
+    BLOCKS,
+    Recount,
+    feedforward_count,
+    model_count,
+    wrong_count,
+)
 from reference import GPT_CONFIG_124M, GPTModel, TransformerBlock
 
 GELU = causes.Cause("part:ff.layers.1:GELU", "the first difference is inside ff (GELU)", "fix it")
@@ -229,7 +235,7 @@ def test_a_count_off_by_a_buffer_or_a_part_names_it(attention_parts):
 
 
 def test_a_model_count_names_a_whole_module_and_sums_the_blocks():
-    found = parts(lambda: GPTModel(dict(GPT_CONFIG_124M)))
+    found = parts(lambda: GPTModel(dict(GPT_CONFIG_124M)), repeated=BLOCKS)
     emb = GPT_CONFIG_124M["emb_dim"]
     assert (
         explain(-2 * emb, found)[0]

@@ -24,7 +24,7 @@ from grader.protocol import wire
 from grader.protocol.limits import Limits
 from grader.worker import probes
 from grader.worker.probes import describe_module
-from llm_pack.checks import ex3_1, ex3_2, ex3_3, too_big
+from llm_pack.checks import attention_sizes, ex3_1, ex3_2, ex3_3
 from llm_pack.checks.attention_rebuild import (
     MAX_HEADS,
     judge_input,
@@ -379,12 +379,14 @@ def test_wrapper_rebuild_refuses_absurd_head_counts_without_building_them():
 def test_too_big_bound_lies_between_the_largest_right_answer_and_the_wire_cap():
     largest = MultiHeadAttention(768, 768, 1024, 0.0, 12, qkv_bias=True)
     state = sum(v.numel() * v.element_size() for v in largest.state_dict().values())
-    assert 4 * state < too_big.STATE_BOUND <= wire.MAX_MESSAGE_BYTES // 2
+    assert 4 * state < attention_sizes.STATE_BOUND <= wire.MAX_MESSAGE_BYTES // 2
     for bias in (False, True):
         mha = MultiHeadAttention(5, 6, 3, 0.0, 2, qkv_bias=bias)
         wrapper = MultiHeadAttentionWrapper(5, 1, 3, 0.0, 2, qkv_bias=bias)
-        assert too_big.mha_parameters(5, 6, bias) == sum(p.numel() for p in mha.parameters())
-        assert too_big.wrapper_parameters(5, 1, 2, bias) == sum(
+        assert attention_sizes.mha_parameters(5, 6, bias) == sum(
+            p.numel() for p in mha.parameters()
+        )
+        assert attention_sizes.wrapper_parameters(5, 1, 2, bias) == sum(
             p.numel() for p in wrapper.parameters()
         )
     assert ex3_3.ASKED == (
@@ -421,7 +423,7 @@ def test_3_2_a_module_over_the_bound_is_described_built_once_and_fails_every_che
     built once per worker whatever the examples and checks."""
     answer = tmp_path / "big.py"
     answer.write_text(BIG_WRAPPER)
-    monkeypatch.setattr(too_big, "STATE_BOUND", 1000)
+    monkeypatch.setattr(attention_sizes, "STATE_BOUND", 1000)
     worker = InProcessWorker("3.2", answer)
     results = [run_check(c, worker, "3.2", 1, 3) for c in ex3_2.CHECKS]
     assert not any(r.passed for r in results)
@@ -434,7 +436,7 @@ def test_3_2_a_module_over_the_bound_is_described_built_once_and_fails_every_che
     assert "0.weight (300, " in first and "1.weight (2, 300)" in first
     assert "its parts: 0 (Linear), 1 (Linear)" in first
     # Under the bound, the same module is described with its state, as before.
-    monkeypatch.setattr(too_big, "STATE_BOUND", 10**6)
+    monkeypatch.setattr(attention_sizes, "STATE_BOUND", 10**6)
     other = InProcessWorker("3.2", answer)
     reply = other.call("build", d_in=2, context_length=3, dropout=0.0, max_state_bytes=10**6)
     assert reply["handle"] == 0 and "state" in reply["module"]

@@ -9,8 +9,8 @@ import types
 from torch import nn
 
 from grader.judge.localize import Difference
-from llm_pack import probes
-from llm_pack.checks.constructors import constructor_cause, extra_parameters
+from grader.pack.judge import constructor_cause, extra_parameters
+from grader.pack.worker import constructor
 from llm_pack.checks.dropout_places import dropout_in_another_place
 from llm_pack.checks.ex4_3 import hard_coded_size
 from llm_pack.checks.gpt_reference import inexact, rounded
@@ -47,7 +47,7 @@ class ProbingWorker:
 
     def call(self, action: str, **args):
         assert action == "constructor"
-        return probes._constructor(STUDENT, {}, **args)
+        return constructor(STUDENT, {}, **args)
 
 
 def type_error(text: str) -> dict:
@@ -55,12 +55,12 @@ def type_error(text: str) -> dict:
 
 
 def test_the_probe_finds_a_misspelled_or_mangled_init_and_the_parameters():
-    assert probes._constructor(STUDENT, {}, "Misspelled")["near_init"] == ["__int__"]
-    assert probes._constructor(STUDENT, {}, "Mangled")["near_init"] == ["__init"]
-    found = probes._constructor(STUDENT, {}, "TakesRates")
+    assert constructor(STUDENT, {}, "Misspelled")["near_init"] == ["__int__"]
+    assert constructor(STUDENT, {}, "Mangled")["near_init"] == ["__init"]
+    found = constructor(STUDENT, {}, "TakesRates")
     assert found["defines_init"] and found["parameters"] == ["cfg", "rate", "other=0.1"]
-    assert probes._constructor(STUDENT, {}, "Right")["near_init"] == []
-    assert probes._constructor(STUDENT, {}, "Absent") == {"found": False}
+    assert constructor(STUDENT, {}, "Right")["near_init"] == []
+    assert constructor(STUDENT, {}, "Absent") == {"found": False}
 
 
 def test_a_type_error_building_a_class_names_its_misspelled_init():

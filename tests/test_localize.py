@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import nn
 
-from grader.judge.localize import display_name, first_difference, module_renames
+from grader.judge.localize import display_name, first_difference
+from grader.judge.renames import module_renames
 from grader.worker.trace import trace_module
 
 

@@ -9,8 +9,8 @@ import torch
 from support import CORPUS, SOLUTION, grade_folder, make_submission
 
 from grader.judge import memo
+from grader.pack.judge import same_weights
 from grader.worker.probes import describe_module
-from llm_pack.checks import same_weights
 from llm_pack.probes import ATTRS
 from reference import MultiHeadAttention
 

@@ -1,4 +1,5 @@
-"""Exercise 4.3's models that differ from the book's in names only (``llm_pack.checks.renames``):
+"""Exercise 4.3's models that differ from the book's in names only (``grader.judge.renames``,
+in the book's words ``llm_pack.checks.book_names``):
 such a model loses the state-dict keys check alone, whose message says which names differ, and
 its behaviour is graded with the book's weights under its own names; a model that differs in
 more than names is loaded by name, as before. The reproduce snippets load the weights the same
@@ -9,10 +10,12 @@ from __future__ import annotations
 import torch
 from support import CORPUS, clone_of, run_snippet
 
+from grader.judge.renames import one_to_one, renaming
+from grader.pack.judge import under_student_names
 from grader.worker.probes import describe_module
 from llm_pack.checks import ex4_3
+from llm_pack.checks.book_names import naming_only
 from llm_pack.checks.gpt_reference import reference_with_rates, split_config
-from llm_pack.checks.renames import naming_only, one_to_one, renaming, under_student_names
 from llm_pack.probes import ATTRS
 from reference import GPT_CONFIG_124M
 

@@ -13,7 +13,7 @@ import tinypack
 from nbsupport import solution_source
 from support import ROOT, grade, grade_cli
 
-from grader.editions.notebook import split_stub
+from grader.editions.notebook import split_stub, statement_markdown
 from grader.intake.load import load_submission
 from grader.shared.packs import read_pack
 from grader.shared.registry import EXERCISES
@@ -197,3 +197,16 @@ def test_a_second_packs_notebook_holds_its_stub_and_grades_with_it(tmp_path):
     proc = run("--pack", str(folder), str(path), "--max-examples", "3")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Score: 10/10" in proc.stdout and f"tagged exercise-{tinypack.ID}" in proc.stdout
+
+
+def test_the_statements_first_line_is_a_sentence_of_its_own_in_the_notebook():
+    """The stub says "Exercise E.1: low-rank adaptation" (lower case after the colon); under the
+    notebook's heading, without "Exercise E.1:", that line starts a sentence: capitalized. A
+    name of code keeps its case."""
+    lora = read_pack(ROOT / "tests" / "lora_pack" / "lora_pack").exercises[0]
+    said = statement_markdown(lora, "Exercise E.1: low-rank adaptation (appendix E).\n\nWrite")
+    assert said.startswith(f"## Exercise E.1: {lora.title}\n\nLow-rank adaptation (appendix E).")
+    code = statement_markdown(lora, "Exercise E.1: generate_text with top-k.\n")
+    assert "\n\ngenerate_text with top-k." in code
+    as_written = statement_markdown(lora, "low-rank adaptation, said first.\n")
+    assert "\n\nlow-rank adaptation, said first." in as_written

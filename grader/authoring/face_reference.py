@@ -46,6 +46,8 @@ EXAMPLES: dict[str, str] = {
     "CheckFailed": "raise CheckFailed(f'double({x}) returned {got}, expected {2 * x}')",
     "Difference": "found = first_difference(oracle, trace)\n"
     "print(found.sentence() if found else 'none')",
+    "ModuleDescription": "described: ModuleDescription = reply['module']\n"
+    "if not described.get('is_module'): raise CheckFailed('no module', returned('list'))",
     "Known": "Known(count('biases'), 'qkv_bias=True adds one bias per output')",
     "StudentError": "try:\n    worker.call('run', x=x)\nexcept StudentError as e:\n"
     "    print(explain_student_error(e.info))",
@@ -53,9 +55,15 @@ EXAMPLES: dict[str, str] = {
     "    got = worker.call('double', x=example['x'])",
     "assert_close": "assert_close(got, expected, 'sa_v1(x)')",
     "close": "close([a, b], (expected_a, expected_b), 'pairs(x)')",
+    "constructor_cause": "cause = constructor_cause(worker, error.info, {'Block': 'cfg'})",
+    "constructors_explained": "with constructors_explained(worker, {'Block': 'cfg'}):\n"
+    "    reply = worker.call('build', cfg=cfg)",
     "count": "raise CheckFailed('off by +768: the biases', count('biases'))",
+    "count_parts": "found = count_parts.parts(lambda: Model(cfg), repeated=('blocks',))\n"
+    "said = count_parts.explain(got - expected, found)",
     "expect_tensor": "got = expect_tensor(worker.call('forward', handle=h, x=x), 'forward(x)')",
     "explain_student_error": "message = explain_student_error(error.info)",
+    "extra_parameters": "cause = extra_parameters(worker, 'Block', 'cfg')",
     "filled_dict": "cfg = filled_dict(worker.call('config'), 'GPT_CONFIG')",
     "first_difference": "found = first_difference(reference_module, trace, renames)",
     "is_stub": "if is_stub(error.info):\n    raise CheckFailed('not done yet', NOT_DONE)",
@@ -68,6 +76,7 @@ EXAMPLES: dict[str, str] = {
     "pair_text": "print(pair_text(expected, got))",
     "raised": "raise CheckFailed(explain_student_error(e.info), raised(e.info), info=e.info)",
     "remembered": "@remembered\ndef model_of(cfg: dict, seed: int) -> torch.nn.Module: ...",
+    "renamings": "said = renamings({'layers.0.weight': (2, 3)}, reply['module']['shapes'])",
     "returned": "raise CheckFailed('returned None', returned('NoneType'))",
     "same_as_reference": "same_as_reference(name='mean_of(x) is the mean', answer='ex9:mean_of',\n"
     "    strategy=xs, arguments=lambda ex: {'x': ex['x']}, reference=mean, points=10,\n"
@@ -78,11 +87,17 @@ EXAMPLES: dict[str, str] = {
     "same_init_as_reference": "same_init_as_reference(name='B starts at zero, A as kaiming',\n"
     "    answer='exE_lora:LoRALayer', strategy=cases, arguments=('in_dim', 'out_dim', 'rank',\n"
     "    'alpha'), reference=book_lora, points=2, hint='torch.zeros for B')",
+    "same_weights": "oracle = same_weights.reused('lora', described, lambda: rebuild(described))",
     "seeded": "with seeded(123):\n    layer = torch.nn.Linear(3, 2)",
     "tensor_text": "print(tensor_text(expected))",
+    "too_big": "message = too_big.refusal('make_layer(4, 2)', reply['module'], '', margin=8)",
+    "under_student_names": "with localized(worker, reply, oracle, x, names=under_student_names):\n"
+    "    assert_close(got, expected, 'your model(x)')",
     "NotPlainData": "try:\n    value = plain(out, 'your function returned')\n"
     "except NotPlainData as e:\n    print(e)",
     "Probe": "PROBES: dict[str, Probe] = {'double': _double}",
+    "constructor": "EX9_3 = {'build': _build, 'constructor': constructor}",
+    "kept_within": "return kept_within(state, module.make_layer(d_in, d_out), max_state_bytes)",
     "answer_probes": "EX5_2 = answer_probes('calc_loss_batch', build={'model': build_model})",
     "describe_module": "reply = {'handle': keep(state, made), 'module': describe_module(made)}",
     "forward": "EX9_3 = {'build': _build, 'forward': forward, 'load': load_weights}",

@@ -6,8 +6,10 @@ With the pack chosen and the public seed, everything is graded through ``grader.
    solution and corpus); while one is, nothing else runs;
 2. *solution*: the pack's solution gets full marks on every exercise;
 3. *stubs*: every exercise of the stubs reads "not done yet" and scores 0;
-4. *corpus*: every ``wrong_*.py`` loses points and fails the checks its header names, and
-   each of its failing checks' reproduce snippets runs as pasted to the failure it shows
+4. *corpus*: every ``wrong_*.py`` loses points and fails the checks its header names, every
+   hint it shows is the pack's own words or the grader's generic ones
+   (``grader.authoring.hint_origin``), and each of its failing checks' reproduce snippets
+   runs as pasted to the failure it shows
    (``grader.authoring.reproduced``; a warning when the mistake is caught only near float
    noise); every ``correct_*.py`` gets full marks (``grader.authoring.corpus``); a file named
    neither fails; each exercise has at least one wrong answer (a check no wrong answer fails
@@ -237,6 +239,7 @@ def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Ste
     folder = _declared(pack, "corpus", "corpus")
     if isinstance(folder, Step):
         return folder
+    from grader.authoring import hint_origin
     from grader.authoring.pastes import PasteBox
     from grader.authoring.reproduced import near_noise, snippet_problems
 
@@ -253,6 +256,7 @@ def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Ste
     warnings: list[str] = []
     box = PasteBox() if settings.snippets else None
     by_id = {ex.id: ex for ex in exercises}
+    writers = hint_origin.sources(pack.name, pack.folder, hint_origin.installed_others(pack.folder))
     per_exercise = [[c for c in cases if c.exercise_id == ex.id] for ex in exercises]
     scratch = Path(tempfile.mkdtemp(prefix="check-pack-"))
     try:
@@ -268,7 +272,7 @@ def corpus(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Ste
             graded = {ex.id: ex for ex in result.exercises}
             for case in round_cases:
                 got = graded[case.exercise_id]
-                found = problems(case, got)
+                found = problems(case, got) + hint_origin.problems(got, writers)
                 if not case.correct and box is not None:  # pasted where grade ran
                     found += snippet_problems(got, Path.cwd(), box.run)
                     noise = near_noise(got)

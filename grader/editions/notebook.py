@@ -67,11 +67,24 @@ def split_stub(source: str) -> tuple[str, str]:
     return doc, code.strip("\n") + "\n"
 
 
+# A word a sentence may start with in capitals: letters and hyphens only (not a name of code,
+# ``generate_text`` or ``x``, whose case is its own).
+_PLAIN_WORD = re.compile(r"^[a-z][a-z-]+\b(?![_(.\w])")
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence of its own: a plain first word capitalized ("low-rank adaptation"
+    after "Exercise E.1: " in the stub becomes "Low-rank adaptation"), the rest as it was."""
+    return text[:1].upper() + text[1:] if _PLAIN_WORD.match(text) else text
+
+
 def statement_markdown(exercise: Exercise, docstring: str) -> str:
     """The stub's docstring as markdown under a heading of the exercise's id and title (the
-    docstring's first line follows it, unless it only says them again), rST literals as code."""
+    docstring's first line follows it, unless it only says them again; a sentence of its own
+    once "Exercise ID:" is taken off it), rST literals as code."""
     first, _, rest = docstring.partition("\n")
     said = re.sub(rf"^\W*exercise\s+{re.escape(exercise.id)}\b\W*", "", first.strip(), flags=re.I)
+    said = _sentence(said) if said != first.strip() else said
     lead = said if said.rstrip(".").strip().lower() != exercise.title.lower() else ""
     text = "\n\n".join(part for part in (lead, rest.strip("\n")) if part)
     return f"## Exercise {exercise.id}: {exercise.title}\n\n{_code(text)}\n"

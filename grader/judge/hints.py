@@ -15,7 +15,9 @@ Every failure has a *kind*, a short tag set where the failure is found:
 
 A check's own hint is about the kinds it lists (``Check.hint_kinds``; by default ``wrong``,
 ``shape``, ``values`` and ``count``, each with any detail after a colon). ``KNOWN`` holds the
-hints that depend only on what went wrong, whatever the check. ``choose`` picks, in this order:
+hints that depend only on what went wrong, whatever the check and whatever the pack: they name
+no pack's classes, configs or code (a pack's own words for a kind go in its ``hints``, tried
+first: ``Known``). ``choose`` picks, in this order:
 the check's hint for a kind it names exactly, a known hint, the check's hint for a family it
 names, and else nothing: no hint is better than a misleading one. A known hint with a pattern
 the message matches comes first of all: the message is evidence for it.
@@ -95,8 +97,8 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "type:Tensor",
-        "return a plain Python number (an int for a count): sum(p.numel() for p in "
-        "module.parameters()) is already one; a tensor's .item() gives one too.",
+        "return a plain Python number (an int for a count): a one-element tensor's .item() "
+        "gives one.",
     ),
     Known(
         INCONSISTENT,
@@ -106,9 +108,9 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         STRUCTURE,
-        "the grader rebuilds the reference's class from your module's state_dict() and "
-        "attributes: return the reference's class itself (imported, not redefined) or an "
-        "unchanged copy that keeps its attribute names and buffers.",
+        "your module is not built as the statement asks: give it the parts, names and shapes "
+        "the statement gives (print(your_module) and your_module.state_dict().keys() show what "
+        "it has).",
     ),
 )
 

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from grader.judge.renames import plain_shape
 from grader.judge.wiring import describe
 from grader.shared.tensors import first_tensor
 
@@ -129,20 +130,6 @@ class Difference:
         return head + body
 
 
-def module_renames(parameter_names: dict[str, str]) -> dict[str, str]:
-    """Student's module name -> the reference's, from a mapping of the reference's parameter
-    names to the student's (for modules named differently but holding the same parameters in
-    the same places): each pair of names, without its last part, names two modules, and so on
-    up while both have parts left."""
-    modules: dict[str, str] = {}
-    for ref, mine in parameter_names.items():
-        a, b = ref.split(".")[:-1], mine.split(".")[:-1]
-        while a and b:
-            modules.setdefault(".".join(b), ".".join(a))
-            a, b = a[:-1], b[:-1]
-    return modules
-
-
 def _reference_name(name: str, renames: dict[str, str]) -> str:
     """The reference's name for the student's ``name``: its longest renamed prefix replaced."""
     parts = name.split(".") if name else []
@@ -151,12 +138,6 @@ def _reference_name(name: str, renames: dict[str, str]) -> str:
         if prefix in renames:
             return ".".join([renames[prefix], *parts[cut:]])
     return name
-
-
-def _shape(value: Any) -> tuple[int, ...] | None:
-    if isinstance(value, list) and len(value) <= 16 and all(type(n) is int for n in value):
-        return tuple(value)
-    return None
 
 
 def _entry(raw: Any) -> dict | None:
@@ -184,7 +165,7 @@ def _entry(raw: Any) -> dict | None:
         "args": args,
         "input": inp,
         "output": out,
-        "output_shape": _shape(raw.get("output_shape")),
+        "output_shape": plain_shape(raw.get("output_shape")),
     }
 
 

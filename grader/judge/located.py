@@ -33,9 +33,11 @@ from torch import nn
 
 from grader.judge.causes import PART, Cause
 from grader.judge.launch.handle import StudentError, WorkerHandle
-from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.localize import Difference, first_difference
 from grader.judge.properties import ATOL, RTOL, CheckFailed
+from grader.judge.renames import module_renames
 from grader.judge.resilience import log_trace
+from grader.protocol.described import ModuleDescription
 from grader.protocol.limits import Limits
 from grader.shared.tensors import first_tensor
 
@@ -51,7 +53,7 @@ LOCATED = "located"
 
 # The reference's weights under the student's names (``names(weights, description)``), for a
 # module whose parameters are named otherwise; by default they are loaded by name.
-Names = Callable[[dict, dict], dict]
+Names = Callable[[dict, ModuleDescription], dict]
 # A pack's fuller cause for a difference found in a part (the reference's): None to keep the
 # part's own sentence.
 Explain = Callable[[Difference, nn.Module], Cause | None]

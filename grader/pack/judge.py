@@ -33,6 +33,32 @@ comparison fails, the worker traces the student's module (the pack's ``trace`` p
 for the same input becomes the failure's cause (``LOCATED`` its kind); ``first_difference``,
 ``module_renames`` and ``Difference`` are its parts.
 
+Generic diagnosis of module exercises (each names a cause from evidence; a pack words the rest):
+
+- ``ModuleDescription``: the type of what a worker says of a module it built
+  (``grader.pack.worker.describe_module``, ``reply["module"]``), a ``TypedDict`` whose every key
+  may be missing (a worker's frame is checked before it is used).
+- Names: ``under_student_names(weights, description)`` (a ``names`` for ``localized``): the
+  reference's weights under the student's names when the student's module differs from the
+  reference in names only (the same parameters, in order and shape); ``renamings(expected,
+  shapes)``: what such a state_dict renames, said in general (``blocks.* as layers.*``), for the
+  pack's message.
+- Counts: ``count_parts`` (a module): ``parts(make, prefix="", repeated=())`` a reference
+  module's parts and their sizes, built on the ``meta`` device (the items of the module lists
+  named in ``repeated`` summed); ``explain(off, found)`` a count off by exactly one or two
+  parts (``count:twice``, ``count:left-out``, ``count:mask``); ``scaled(off, found, cfg)`` a
+  part counted a config value's number of times.
+- Rebuilds: ``same_weights`` (a module): ``reused(kind, description, rebuild)`` the reference
+  module rebuilt before from equal weights, ``expected(module, key, compute)`` its output for
+  an input computed once.
+- Sizes: ``too_big`` (a module): ``refusal(call, description, asked, margin)`` the message
+  for a module the worker found over the bound (``grader.pack.worker.kept_within``),
+  ``remember(worker, message)`` and ``refused(worker)`` so that it is built once per worker.
+- Constructors: ``constructor_cause(worker, info, calls)``, ``constructors_explained(worker,
+  calls)`` (a context manager) and ``extra_parameters(worker, name, args)``: a class whose
+  ``__init__`` is misspelled (never called) or takes other parameters than the exercise's call
+  (the pack's ``constructor`` probe: ``grader.pack.worker.constructor``).
+
 Failure kinds, which choose the hint shown: ``NOT_DONE``, ``WRONG``, ``SHAPE``, ``VALUES``,
 ``COUNT``, ``STRUCTURE``, ``INCONSISTENT``, ``raised(info)`` (``raised:<Type>``),
 ``returned(type_name)`` (``type:<Name>``), ``count(mistake)`` (``count:<mistake>``);
@@ -57,7 +83,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from grader.judge import count_parts, same_weights, too_big
 from grader.judge.causes import PART, ROOT, STATEMENT, Cause
+from grader.judge.constructors import constructor_cause, constructors_explained, extra_parameters
 from grader.judge.declared import close, literal, same_as_reference
 from grader.judge.declared_init import same_init_as_reference
 from grader.judge.declared_module import same_module_as_reference
@@ -77,7 +105,7 @@ from grader.judge.hints import (
     returned,
 )
 from grader.judge.launch.handle import StudentError
-from grader.judge.localize import Difference, first_difference, module_renames
+from grader.judge.localize import Difference, first_difference
 from grader.judge.located import LOCATED, localized
 from grader.judge.memo import on_forget, remembered
 from grader.judge.properties import (
@@ -92,6 +120,8 @@ from grader.judge.properties import (
     is_stub,
     tensor_text,
 )
+from grader.judge.renames import module_renames, renamings, under_student_names
+from grader.protocol.described import ModuleDescription
 from grader.protocol.wire import MAX_MESSAGE_BYTES
 from grader.shared.torchseed import seeded
 
@@ -141,13 +171,18 @@ __all__ = [
     "CheckFailed",
     "Difference",
     "Known",
+    "ModuleDescription",
     "StudentError",
     "Worker",
     "assert_close",
     "close",
+    "constructor_cause",
+    "constructors_explained",
     "count",
+    "count_parts",
     "expect_tensor",
     "explain_student_error",
+    "extra_parameters",
     "filled_dict",
     "first_difference",
     "is_stub",
@@ -159,10 +194,14 @@ __all__ = [
     "pair_text",
     "raised",
     "remembered",
+    "renamings",
     "returned",
     "same_as_reference",
     "same_init_as_reference",
     "same_module_as_reference",
+    "same_weights",
     "seeded",
     "tensor_text",
+    "too_big",
+    "under_student_names",
 ]

@@ -14,8 +14,16 @@ and tensors). It returns plain data and tensors, and judges nothing.
   (without gradients, after ``torch.manual_seed(seed)``); ``load_weights(module, state,
   handle, weights)`` a probe loading the judge's weights into it; ``describe_module(m,
   values=True, attrs=())`` its class, state, parameters, buffers and dropouts as plain data,
-  for the judge to rebuild a clean reference module; ``trace_kept``/``trace_module`` record
-  each submodule's input and output (the judge's ``first_difference`` reads them).
+  for the judge to rebuild a clean reference module (``ModuleDescription``, a ``TypedDict``);
+  ``trace_kept``/``trace_module`` record each submodule's input and output (the judge's
+  ``first_difference`` reads them).
+- ``kept_within(state, module, max_state_bytes, attrs=())``: a build's reply within a bound:
+  ``{"handle", "module"}`` with the module kept and described, or, for a module whose state is
+  over ``max_state_bytes`` (an honest wrong answer far bigger than any right one), no handle
+  and its class and ``too_big`` (parameter count, largest parameters, first parts), for the
+  judge's ``grader.pack.judge.too_big``.
+- ``constructor``: a probe saying how the student's class ``name`` is built (``__init__``
+  defined or misspelled, its parameters), for the judge's ``constructor_cause``.
 - ``on_meta(fn_name)``: a probe calling ``fn_name(cfg)`` under the ``meta`` device.
 - ``answer_probes(function, build=None)``: the probe table of a declarative check
   (``grader.pack.judge.same_as_reference``); ``build`` maps an argument's name to the function
@@ -38,8 +46,11 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
+from grader.protocol.described import ModuleDescription
 from grader.shared.torchseed import seeded
 from grader.worker import truth
+from grader.worker.bounded import kept_within
+from grader.worker.constructor import constructor
 from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
 from grader.worker.probes import _forward as forward
 from grader.worker.probes import _keep as keep
@@ -82,8 +93,8 @@ def module_probes(
         positional = [v for n, v in values if n not in named]
         with seeded(seed) if seed is not None else nullcontext():
             made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
-        described: dict[str, Any] = describe_module(made, values=False)
-        if not described["is_module"]:
+        described = describe_module(made, values=False)
+        if not described.get("is_module"):
             return {"handle": None, "module": described}
         return {"handle": keep(state, made), "module": described}
 
@@ -97,13 +108,16 @@ def module_probes(
 
 
 __all__ = [
+    "ModuleDescription",
     "NotPlainData",
     "Probe",
     "answer_probes",
+    "constructor",
     "describe_module",
     "forward",
     "keep",
     "kept_values",
+    "kept_within",
     "load_weights",
     "module_probes",
     "number",

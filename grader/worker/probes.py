@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from grader.protocol import wire
+from grader.protocol.described import ModuleDescription
 from grader.shared.torchseed import seeded
 from grader.worker import truth
 from grader.worker.trace import trace_kept as trace_kept
@@ -141,7 +142,7 @@ def shape_of(value: Any, where: str) -> list[int] | None:
     return None
 
 
-def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) -> dict:
+def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) -> ModuleDescription:
     """What the judge needs to rebuild a clean reference module from a student's module; with
     ``values`` false, the state's shapes ("shapes") instead of the state itself ("state"), for
     a judge that only checks the keys and shapes and runs the module where it is; ``attrs``:

@@ -29,14 +29,15 @@ from grader.pack.judge import (
     CheckFailed,
     StudentError,
     Worker,
+    constructor_cause,
     expect_tensor,
     explain_student_error,
     is_stub,
     pair_text,
     seeded,
+    too_big,
 )
-from llm_pack.checks import too_big
-from llm_pack.checks.constructors import constructor_cause
+from llm_pack.checks import attention_sizes
 from reference import MultiHeadAttention, MultiHeadAttentionWrapper
 
 # How a reproduce snippet makes the judge's input: its own generator, so that building the
@@ -84,11 +85,12 @@ def call_student(worker: Worker, action: str, what: str, **args: Any) -> Any:
 def build_student(worker: Worker, call: str, asked: str = "", **args: Any) -> dict:
     """Build the student's module in the worker: ``{"handle", "module": description}``.
 
-    A module too big to be the answer (``llm_pack.checks.too_big``) fails, saying what it is
-    and what the exercise asks for (``asked``), and is not built again in this worker."""
+    A module too big to be the answer (over ``attention_sizes.STATE_BOUND``: ``too_big``)
+    fails, saying what it is and what the exercise asks for (``asked``), and is not built
+    again in this worker."""
     message = too_big.refused(worker)
     if message is None:
-        bound = too_big.STATE_BOUND
+        bound = attention_sizes.STATE_BOUND
         what = f"calling {call} failed"
         reply = call_student(worker, "build", what, max_state_bytes=bound, **args)
         if not reply["module"]["is_module"]:
@@ -99,7 +101,7 @@ def build_student(worker: Worker, call: str, asked: str = "", **args: Any) -> di
         if "too_big" not in reply["module"]:
             _note_context(worker, reply)
             return reply
-        message = too_big.refusal(call, reply["module"], asked)
+        message = too_big.refusal(call, reply["module"], asked, attention_sizes.MARGIN)
         too_big.remember(worker, message)
     # One place raises it, first time or not: hypothesis takes another place for another bug.
     raise CheckFailed(message, hints.STRUCTURE)

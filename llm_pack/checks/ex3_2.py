@@ -11,8 +11,16 @@ import re
 
 import torch
 
-from grader.pack.judge import ROOT, WRONG, Cause, Check, CheckFailed, Worker, assert_close
-from llm_pack.checks import same_weights
+from grader.pack.judge import (
+    ROOT,
+    WRONG,
+    Cause,
+    Check,
+    CheckFailed,
+    Worker,
+    assert_close,
+    same_weights,
+)
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     NO_MASK,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from llm_pack.checks.too_big import asked_wrapper
+from llm_pack.checks.attention_sizes import asked_wrapper
 from llm_pack.strategies import batched_inputs, dims, dropout_rates, torch_seeds
 
 
@@ -17,8 +17,8 @@ def call_text(ex: dict) -> str:
 
 
 def asked_text(ex: dict) -> str:
-    """What the call asks for, with its parameter count (``too_big.asked_wrapper``): two heads
-    of one dimension each."""
+    """What the call asks for, with its parameter count (``attention_sizes.asked_wrapper``):
+    two heads of one dimension each."""
     return asked_wrapper(ex["d_in"], 1, ex["context_length"], 2)
 
 

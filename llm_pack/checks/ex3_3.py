@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.pack import judge as hints
-from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_close
-from llm_pack.checks import same_weights
+from grader.pack.judge import ROOT, Cause, Check, CheckFailed, Worker, assert_close, same_weights
 from llm_pack.checks.attention_rebuild import (
     INPUT_SOURCE,
     NO_MASK,
@@ -33,8 +32,8 @@ from llm_pack.checks.attention_rebuild import (
     shape_text,
     student_forward,
 )
+from llm_pack.checks.attention_sizes import GPT2_SMALL_ATTENTION, asked_mha
 from llm_pack.checks.localized import localized
-from llm_pack.checks.too_big import GPT2_SMALL_ATTENTION, asked_mha
 from llm_pack.strategies import torch_seeds
 
 CALL = "gpt2_small_attention()"

@@ -15,8 +15,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.pack import judge as hints
-from grader.pack.judge import Check, Worker
-from llm_pack.checks.count_parts import parts
+from grader.pack.judge import Check, Worker, count_parts
 from llm_pack.checks.gpt_reference import (
     Mistake,
     Recount,
@@ -71,7 +70,7 @@ def attention_mistakes(cfg: dict) -> list[Mistake]:
 
 def part_parts(part: str) -> Callable[[dict], dict[str, tuple[int, bool]]]:
     """The parts of ``TransformerBlock(cfg).<part>`` for any config, named from the block."""
-    return lambda cfg: parts(lambda: getattr(TransformerBlock(cfg), part), f"{part}.")
+    return lambda cfg: count_parts.parts(lambda: getattr(TransformerBlock(cfg), part), f"{part}.")
 
 
 def compare_count(

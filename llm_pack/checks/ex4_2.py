@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from grader.pack import judge as hints
-from grader.pack.judge import Check, CheckFailed, Worker, filled_dict
-from llm_pack.checks.count_parts import parts
+from grader.pack.judge import Check, CheckFailed, Worker, count_parts, filled_dict
 from llm_pack.checks.gpt_reference import (
+    BLOCKS,
     GPT2_SIZES,
     Mistake,
     Recount,
@@ -171,8 +171,8 @@ def check_total(worker: Worker, cfg: dict) -> None:
 
 
 def model_parts(cfg: dict) -> dict[str, tuple[int, bool]]:
-    """The parts of ``GPTModel(cfg)`` (``count_parts.parts``)."""
-    return parts(lambda: GPTModel(cfg))
+    """The parts of ``GPTModel(cfg)`` (``count_parts.parts``), its blocks summed."""
+    return count_parts.parts(lambda: GPTModel(cfg), repeated=BLOCKS)
 
 
 # A size off by a factor the message names (decimal megabytes, bytes, 8-byte floats): the kind

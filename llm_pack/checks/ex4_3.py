@@ -30,6 +30,7 @@ from grader.pack.judge import (
     pair_text,
     tensor_text,
 )
+from llm_pack.checks.book_names import BOOK_WEIGHTS_SOURCE, naming_only
 from llm_pack.checks.dropout_places import RATE_HINTS
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
 from llm_pack.checks.ex4_3_logits import (
@@ -48,7 +49,6 @@ from llm_pack.checks.gpt_reference import (
     split_config,
 )
 from llm_pack.checks.localized import localized
-from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE, naming_only
 from llm_pack.strategies import split_dropout_rates, torch_seeds, wide_gpt_configs
 from reference import GPT_CONFIG_124M
 

@@ -16,8 +16,17 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from grader.pack.judge import Check, CheckFailed, Worker, assert_close, remembered, seeded
-from llm_pack.checks.constructors import constructors_explained, extra_parameters
+from grader.pack.judge import (
+    Check,
+    CheckFailed,
+    Worker,
+    assert_close,
+    constructors_explained,
+    extra_parameters,
+    remembered,
+    seeded,
+)
+from llm_pack.checks.book_names import BOOK_WEIGHTS_SOURCE
 from llm_pack.checks.ex4_3_logits import CLASSES
 from llm_pack.checks.gpt_reference import (
     OWN_NORMS_SOURCE,
@@ -32,7 +41,6 @@ from llm_pack.checks.gpt_reference import (
     split_config,
 )
 from llm_pack.checks.localized import localized
-from llm_pack.checks.renames import BOOK_WEIGHTS_SOURCE
 from llm_pack.strategies import torch_seeds, wide_gpt_configs
 from reference import TransformerBlock
 

@@ -9,8 +9,7 @@ from typing import Any
 
 import torch
 
-from grader.pack.judge import ATOL, RTOL, Worker, remembered, seeded
-from llm_pack.checks.constructors import constructors_explained
+from grader.pack.judge import ATOL, RTOL, Worker, constructors_explained, remembered, seeded
 from llm_pack.checks.gpt_reference import (
     SPLIT_KEYS,
     built_module,

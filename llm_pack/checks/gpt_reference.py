@@ -21,13 +21,22 @@ import torch
 from torch import nn
 
 from grader.pack import judge as hints
-from grader.pack.judge import PART, Cause, CheckFailed, StudentError, Worker, explain_student_error
-from llm_pack.checks.constructors import constructors_explained
-from llm_pack.checks.count_parts import Scaled, explain, scaled
-from llm_pack.checks.renames import under_student_names
+from grader.pack.judge import (
+    PART,
+    Cause,
+    CheckFailed,
+    StudentError,
+    Worker,
+    constructors_explained,
+    count_parts,
+    explain_student_error,
+    under_student_names,
+)
 from reference import GPT_CONFIG_124M, GPTModel
 
 SPLIT_KEYS = ("drop_rate_emb", "drop_rate_shortcut", "drop_rate_attn")
+# The book's GPTModel keeps its like blocks in a list: a count's parts sum them (trf_blocks.*).
+BLOCKS = ("trf_blocks",)
 IGNORES_CFG = "count:ignores-cfg"  # a count that is the book config's whatever the config
 
 GPT2_SIZES = {
@@ -149,20 +158,22 @@ def _count_again(recount: Recount, cfg: dict) -> tuple[Any, int] | None:
         return None
 
 
-def per_config(off: int, recount: Recount) -> tuple[Scaled, str] | None:
+def per_config(off: int, recount: Recount) -> tuple[count_parts.Scaled, str] | None:
     """A count off by ``off`` as one part counted a config value's number of times
     (``count_parts.scaled``), confirmed by asking again with that value changed: the same part
     counted the new number of times. ``(that explanation, what the second answer was)``;
     None when none is confirmed."""
     cfg = recount.cfg
-    candidates = scaled(off, recount.parts_of(cfg), cfg)
+    candidates = count_parts.scaled(off, recount.parts_of(cfg), cfg)
     for key in dict.fromkeys(c[0] for c in candidates):  # one question per config value
         other = other_value(cfg, key)
         again = _count_again(recount, other) if other is not None else None
         if other is None or again is None or type(again[0]) is not int:
             continue
         got, expected = again
-        confirmed = {c[:3] for c in scaled(got - expected, recount.parts_of(other), other)}
+        confirmed = {
+            c[:3] for c in count_parts.scaled(got - expected, recount.parts_of(other), other)
+        }
         for one in candidates:
             if one[0] == key and one[:3] in confirmed:
                 return (
@@ -259,7 +270,7 @@ def wrong_count(
         return inexact_failure(message, how)
     if recount is not None and (per := per_config_failure(message, off, recount)) is not None:
         return per
-    said = explain(off, found()) if found is not None else None
+    said = count_parts.explain(off, found()) if found is not None else None
     if said is not None:
         text = f"{message} (off by {off:+,}: {said[0]})"
         return CheckFailed(text, said[1], cause=Cause(f"{said[1]}:{said[0]}", text))
@@ -349,7 +360,8 @@ def load_weights(worker: Worker, reply: dict, oracle: nn.Module, owner: str) -> 
     parameter of the module is not among them. Buffers (the causal masks) are not weights: the
     module keeps its own, so that a mask it builds wrongly shows in its outputs. A module whose
     parameters differ from the oracle's in names only gets them under its own names
-    (``llm_pack.checks.renames``): the keys check alone says that its names are not the book's."""
+    (``grader.pack.judge.under_student_names``, ``book_names``): the keys check alone says that
+    its names are not the book's."""
     weights = {k: v.detach() for k, v in oracle.named_parameters()}
     weights = under_student_names(weights, reply["module"])
     loaded = worker.call("load", handle=reply["handle"], weights=weights)

@@ -1,7 +1,8 @@
 """The first pack's hints for known kinds of failure (``pack.toml``: ``hints``), tried before
-the grader's own (``grader.judge.hints.KNOWN``): the wrong counts ``gpt_reference.wrong_count``
-recognises, and the book's words for a parameter assigned a plain tensor and a module the
-judge cannot rebuild."""
+the grader's own (``grader.judge.hints.KNOWN``): the wrong counts of chapter 4's parameter
+exercises (4.1, 4.2) that ``gpt_reference.wrong_count`` recognises, a count returned as a
+tensor, and the book's words for a parameter assigned a plain tensor (3.1) and an attention
+module the judge cannot rebuild as the book's class (3.2, 3.3)."""
 
 from grader.pack import judge as hints
 
@@ -12,6 +13,11 @@ KNOWN: tuple[hints.Known, ...] = (
         "module: assign nn.Parameter(tensor), or copy into the existing parameter in place "
         "under torch.no_grad() (e.g. sa_v1.W_query.copy_(...)).",
         r"cannot assign .* as parameter",
+    ),
+    hints.Known(
+        "type:Tensor",
+        "return a plain Python number (an int for a count): sum(p.numel() for p in "
+        "module.parameters()) is already one; a tensor's .item() gives one too.",
     ),
     hints.Known(
         "count:mask",

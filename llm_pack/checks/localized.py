@@ -4,7 +4,7 @@
 Used by the checks that compare a whole module's output with the reference's for the same
 weights (4.3's logits and block, 3.2's and 3.3's attention modules against the book's classes
 rebuilt from their weights). The book's weights are loaded under the student's names where a
-model differs from the book's in names only (``renames.under_student_names``); a part whose
+model differs from the book's in names only (``under_student_names``); a part whose
 own output differs gets the book's definition of its class as its hint (``PART_HINTS``); an
 attention module whose parts agree and whose own forward differs is replayed with one step of
 the book's forward changed (``attention_variants``), and the step that gives the student's
@@ -19,11 +19,10 @@ from contextlib import AbstractContextManager
 import torch
 from torch import nn
 
-from grader.pack.judge import PART, Cause, Difference, Worker
+from grader.pack.judge import PART, Cause, Difference, Worker, under_student_names
 from grader.pack.judge import localized as located
 from llm_pack.checks.attention_variants import what_it_computes
 from llm_pack.checks.dropout_places import dropout_in_another_place, dropout_of_another_rate
-from llm_pack.checks.renames import under_student_names
 
 # What to compare in a part the trace found to differ, by its class: the book's own definition.
 PART_HINTS = {

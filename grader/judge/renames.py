@@ -1,14 +1,15 @@
-"""Exercise 4.3's models that differ from the book's in names only.
+"""Modules that differ from the reference in names only, for any pack's module exercise.
 
-A ``GPTModel`` whose blocks live in ``self.transformer_blocks`` instead of the book's
-``self.trf_blocks`` computes exactly what the book's computes, but the book's weights do not load
-into it by name. The exercise asks for the book's names, and the state-dict keys check deducts
-that, once, saying which names differ (``naming_only``). The behaviour checks load the book's
-weights under the student's names (``under_student_names``) when the two lists of parameters
-match one to one, in order and shape (``one_to_one``): a renamed attribute keeps the order in
-which the book creates its modules. A model that differs in more than names (another shape,
-another count, another order) is loaded by name as before, and fails where it differs.
-``BOOK_WEIGHTS_SOURCE`` does the same in the reproduce snippets.
+A student's module whose blocks live in ``self.blocks`` where the reference's live in
+``self.layers`` computes exactly what the reference computes, but the reference's weights do not
+load into it by name. When the two lists of parameters match one to one, in order and shape
+(``one_to_one``: a renamed attribute keeps the order in which the reference creates its
+modules), the reference's weights load under the student's names (``under_student_names``,
+a ``names`` for ``grader.pack.judge.localized``), the modules they sit in map to the
+reference's (``module_renames``), and ``renamings`` says which names differ, in general
+(``trf_blocks.* as transformer_blocks.*``), for a pack's message. A module that differs in
+more than names (another shape, another count, another order) is loaded by name, and fails
+where it differs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 from typing import Any
 
 import torch
+
+from grader.protocol.described import ModuleDescription
 
 Entry = tuple[str, tuple[int, ...] | None]  # a state-dict key and its shape (None: no tensor)
 
@@ -33,25 +36,46 @@ def one_to_one(reference: list[Entry], student: list[Entry]) -> dict[str, str] |
     return {ref: mine for (ref, _), (mine, _) in zip(reference, student, strict=True)}
 
 
-def _shape(value: Any) -> tuple[int, ...] | None:
-    if isinstance(value, list) and all(type(n) is int for n in value):
+MAX_DIMS = 16  # a shape from a worker longer than this is no tensor's
+
+
+def plain_shape(value: Any) -> tuple[int, ...] | None:
+    """A tensor's shape as a worker sends it (a short list of ints), or None for anything
+    else."""
+    if isinstance(value, list) and len(value) <= MAX_DIMS and all(type(n) is int for n in value):
         return tuple(value)
     return None
 
 
-def student_parameters(description: dict) -> list[Entry] | None:
+def module_renames(parameter_names: dict[str, str]) -> dict[str, str]:
+    """Student's module name -> the reference's, from a mapping of the reference's parameter
+    names to the student's (for modules named differently but holding the same parameters in
+    the same places): each pair of names, without its last part, names two modules, and so on
+    up while both have parts left."""
+    modules: dict[str, str] = {}
+    for ref, mine in parameter_names.items():
+        a, b = ref.split(".")[:-1], mine.split(".")[:-1]
+        while a and b:
+            modules.setdefault(".".join(b), ".".join(a))
+            a, b = a[:-1], b[:-1]
+    return modules
+
+
+def student_parameters(description: ModuleDescription) -> list[Entry] | None:
     """The described module's parameters with their shapes, in the order it created them (None
     when the worker's description does not hold them as it should)."""
     params, shapes = description.get("parameters"), description.get("shapes")
     if not isinstance(params, dict) or not isinstance(shapes, dict):
         return None
-    entries = [(name, _shape(shapes.get(name))) for name in params]
+    entries = [(name, plain_shape(shapes.get(name))) for name in params]
     if any(not isinstance(name, str) or shape is None for name, shape in entries):
         return None
     return entries
 
 
-def under_student_names(weights: dict[str, torch.Tensor], description: dict) -> dict:
+def under_student_names(
+    weights: dict[str, torch.Tensor], description: ModuleDescription
+) -> dict[str, torch.Tensor]:
     """``weights`` (the reference's parameters, in its order) under the described module's own
     names, when those differ from the reference's in names only; else ``weights`` as they
     are (loaded by name)."""
@@ -87,32 +111,13 @@ def renaming(ref: str, mine: str) -> str:
     return f"{prefix}{old}{suffix} as {prefix}{new}{suffix}"
 
 
-def naming_only(expected: dict[str, tuple[int, ...]], shapes: dict[str, Any]) -> str | None:
-    """The keys check's message for a state_dict that differs from the reference's (``expected``,
-    key -> shape, in order) in names only, or None when it differs in more."""
-    student = [(k, _shape(v)) for k, v in shapes.items()]  # None (not a tensor) matches nothing
+def renamings(expected: dict[str, tuple[int, ...]], shapes: dict[str, Any]) -> list[str] | None:
+    """What a state_dict (``shapes``: key -> shape, from a worker) renames of the reference's
+    (``expected``: key -> shape, in order), each renaming said once in general (``renaming``),
+    when the two differ in names only; None when they differ in more, or in nothing."""
+    student = [(k, plain_shape(v)) for k, v in shapes.items()]  # None (no tensor) matches nothing
     mapping = one_to_one(list(expected.items()), student)
     if mapping is None:
         return None
     said = list(dict.fromkeys(renaming(a, b) for a, b in mapping.items() if a != b))
-    if not said:
-        return None
-    names = ", ".join(said[:4]) + (f" and {len(said) - 4} more" if len(said) > 4 else "")
-    return (
-        f"your state_dict names {names}: the exercise asks for the book's names (a checkpoint "
-        "of the book's model must load into yours). In everything else its keys match the "
-        "book's one to one, in order and shape, so the other checks load the book's weights "
-        "under your names"
-    )
-
-
-BOOK_WEIGHTS_SOURCE = """\
-def book_weights(model, reference):
-    # The reference's parameters (the causal masks stay your model's own), under your
-    # model's names where these differ from the book's in names only (matched in order).
-    weights, mine = dict(reference.named_parameters()), dict(model.named_parameters())
-    shapes = [p.shape for p in mine.values()] == [w.shape for w in weights.values()]
-    if not set(weights) <= set(mine) and shapes:
-        weights = dict(zip(mine, weights.values()))
-    return weights
-"""
+    return said or None

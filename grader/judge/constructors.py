@@ -8,10 +8,10 @@ check passes do not fit ``X``'s constructor. Two causes are told apart by the cl
 - ``X`` defines no ``__init__`` but a name spelled like it (``__int__``, ``_init_``): Python
   never calls that method, and ``nn.Module``'s own ``__init__``, which takes no arguments, ran;
 - ``X`` defines ``__init__`` with other parameters than the call the exercise makes
-  (``TransformerBlock(cfg, rate)`` where the exercise builds ``TransformerBlock(cfg)``).
+  (``Block(cfg, rate)`` where the exercise builds ``Block(cfg)``).
 
 A class built without error can still take more than the exercise's call passes: parameters with
-defaults (``TransformerBlock(cfg, rate=0.1)``), which the exercise's call leaves at their
+defaults (``Block(cfg, rate=0.1)``), which the exercise's call leaves at their
 defaults. When a check that builds ``X`` exactly as the exercise does fails, those parameters
 are named as the cause (``extra_parameters``).
 
@@ -27,16 +27,10 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from grader.pack.judge import (
-    ROOT,
-    STATEMENT,
-    Cause,
-    CheckFailed,
-    StudentError,
-    Worker,
-    explain_student_error,
-    raised,
-)
+from grader.judge.causes import ROOT, STATEMENT, Cause
+from grader.judge.hints import raised
+from grader.judge.launch.handle import StudentError, WorkerHandle
+from grader.judge.properties import CheckFailed, explain_student_error
 
 # Python's and nn.Module's words for arguments that do not fit a class's constructor.
 _INIT_CALL = re.compile(
@@ -47,11 +41,11 @@ _INIT_CALL = re.compile(
 _NO_ATTRIBUTE = re.compile(r"^'([A-Za-z_]\w*)' object has no attribute")
 
 
-def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Cause | None:
+def constructor_cause(worker: WorkerHandle, info: dict, calls: dict[str, str]) -> Cause | None:
     """The cause of a ``TypeError`` (the worker's ``info``) raised when a class of the
     student's was built with arguments that do not fit it, from the class's own constructor;
-    ``calls`` says what the exercise builds its classes with (``{"TransformerBlock": "cfg"}``:
-    ``TransformerBlock(cfg)``). None without that evidence."""
+    ``calls`` says what the exercise builds its classes with (``{"Block": "cfg"}``:
+    ``Block(cfg)``). None without that evidence."""
     message = str(info.get("message", ""))
     said = _INIT_CALL.search(message) if info.get("type") == "TypeError" else None
     lacks = _NO_ATTRIBUTE.match(message) if info.get("type") == "AttributeError" else None
@@ -87,7 +81,7 @@ def constructor_cause(worker: Worker, info: dict, calls: dict[str, str]) -> Caus
 
 
 @contextmanager
-def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[None]:
+def constructors_explained(worker: WorkerHandle, calls: dict[str, str]) -> Iterator[None]:
     """Turn a ``StudentError`` raised while building the student's classes into a failure
     whose cause is their constructor, when ``constructor_cause`` finds one; any other error
     goes on as it was."""
@@ -101,7 +95,7 @@ def constructors_explained(worker: Worker, calls: dict[str, str]) -> Iterator[No
         raise CheckFailed(message, raised(exc.info), cause=cause) from None
 
 
-def extra_parameters(worker: Worker, name: str, args: str, seen: str = "") -> Cause | None:
+def extra_parameters(worker: WorkerHandle, name: str, args: str, seen: str = "") -> Cause | None:
     """The cause of a failure of ``name({args})`` built as the exercise builds it, when the
     student's class ``name`` takes parameters with defaults besides ``args``: built from
     ``args`` alone, it uses those defaults (``seen``: what the check found that follows from

@@ -1,18 +1,18 @@
 """Reference modules rebuilt from a student's weights, reused when the weights are equal.
 
-Exercises 3.2 and 3.3 have the worker build the student's module after ``torch.manual_seed``
-and describe it; the judge rebuilds the book's class from that description
-(``llm_pack.checks.attention_rebuild``). Every answer that builds the book's module draws
-the same weights for the same example, so within one judge process (a batch's judge, the
-notebook's, ``--watch``) the same rebuild and the same reference outputs would be computed again
-for each submission (DESIGN §5.6). ``reused`` returns the module rebuilt before from an equal
-description, and ``expected`` the output that module gave before for the same input.
+A module exercise whose worker builds the student's module after ``torch.manual_seed`` and
+describes it has the judge rebuild the reference's class from that description. Every answer
+that builds the reference's module draws the same weights for the same example, so within one
+judge process (a batch's judge, the notebook's, ``--watch``) the same rebuild and the same
+reference outputs would be computed again for each submission (DESIGN §5.6). ``reused``
+returns the module rebuilt before from an equal description, and ``expected`` the output that
+module gave before for the same input.
 
 Equal means equal: the same keys, dtypes and shapes, and every element the same
 (``torch.equal``, never a hash), with the same dropout rates and attributes. Only a rebuild that
 succeeded is kept. The modules kept are shared, read only, by the threads of a judge too:
-callers set their mode under the generator's lock before each use (``reference_forward`` does)
-and never change their weights.
+callers set their mode under the generator's lock before each use and never change their
+weights.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.pack.judge import on_forget
+from grader.judge.memo import on_forget
+from grader.protocol.described import ModuleDescription
 
 ENTRIES = 32
-MAX_BYTES = 64 * 2**20  # 3.3's module alone holds 13.6 MB of weights and mask
+MAX_BYTES = 64 * 2**20  # GPT-2 small's attention, weights and mask, is 13.6 MB
 
 # Each kept rebuild, oldest first: (signature, state, module, bytes of the state's tensors).
 _kept: OrderedDict[int, tuple[tuple, dict, nn.Module, int]] = OrderedDict()
@@ -47,7 +48,7 @@ def _forget() -> None:
 on_forget(_forget)
 
 
-def _signature(kind: str, description: dict) -> tuple:
+def _signature(kind: str, description: ModuleDescription) -> tuple:
     """What must match before the elements are compared: the rebuild, the keys with each
     tensor's dtype and shape, the dropout rates and the attributes."""
     state = description.get("state", {})
@@ -70,7 +71,9 @@ def _size(state: dict) -> int:
     return sum(v.nbytes for v in state.values() if isinstance(v, torch.Tensor))
 
 
-def reused(kind: str, description: dict, rebuild: Callable[[], nn.Module]) -> nn.Module:
+def reused(
+    kind: str, description: ModuleDescription, rebuild: Callable[[], nn.Module]
+) -> nn.Module:
     """The module ``rebuild()`` made before from a description equal to ``description`` (the
     same ``kind`` of rebuild), or the one it makes now."""
     signature = _signature(kind, description)

@@ -1,10 +1,11 @@
-"""A wrong parameter count broken down by the reference module's parts (4.1, 4.2).
+"""A wrong parameter count broken down by the reference module's parts, for any pack.
 
-When a count is off by no mistake the checks know by name, the difference may still be exactly
-what one part of the module holds: a parameter counted twice or left out, or a buffer counted as
-a parameter ("the extra 1,048,576 are att.mask, a buffer, not a parameter"). The parts come from
-the reference module built on the ``meta`` device (no memory), a GPTModel's blocks summed over
-``trf_blocks.*``.
+When a count is off by no mistake a pack's checks know by name, the difference may still be
+exactly what one part of the module holds: a parameter counted twice or left out, or a buffer
+counted as a parameter ("the extra 1,048,576 are att.mask, a buffer, not a parameter"), or a
+part counted a config value's number of times (``scaled``). The parts come from the reference
+module built on the ``meta`` device (no memory); the items of a list of like modules (a
+model's blocks, named in ``repeated``) are summed as one part, ``blocks.*``.
 """
 
 from __future__ import annotations
@@ -19,15 +20,22 @@ from torch import nn
 # A count explained as one part: (what the message says, the kind of failure: which hint fits).
 Explained = tuple[str, str]
 
-_BLOCK = re.compile(r"^trf_blocks\.\d+\.")
 MAX_LEAVES = 40  # pairs of parameters are tried only among this many
 
 
-def parts(make: Callable[[], nn.Module], prefix: str = "") -> dict[str, tuple[int, bool]]:
+def parts(
+    make: Callable[[], nn.Module], prefix: str = "", repeated: tuple[str, ...] = ()
+) -> dict[str, tuple[int, bool]]:
     """The parts of the reference module ``make`` builds (on the meta device: no memory):
     every parameter and every module that holds some, and every buffer, by name after
-    ``prefix`` (a GPTModel's blocks as ``trf_blocks.*``), with its number of values and whether
-    it is a buffer; with a ``prefix``, the module itself too, last."""
+    ``prefix`` (the items of each list of modules named in ``repeated`` summed: ``blocks.*``),
+    with its number of values and whether it is a buffer; with a ``prefix``, the module itself
+    too, last."""
+    items = re.compile(rf"^({'|'.join(map(re.escape, repeated))})\.\d+\.") if repeated else None
+
+    def general(name: str) -> str:
+        return items.sub(r"\1.*.", name) if items is not None else name
+
     with torch.device("meta"):
         build = make()
     found: dict[str, tuple[int, bool]] = {}
@@ -37,13 +45,13 @@ def parts(make: Callable[[], nn.Module], prefix: str = "") -> dict[str, tuple[in
         found[name] = (found.get(name, (0, buffer))[0] + n, buffer)
 
     for name, p in build.named_parameters():
-        key = _BLOCK.sub("trf_blocks.*.", name)
+        key = general(name)
         add(key, p.numel(), False)
         pieces = key.split(".")
         for i in range(len(pieces) - 1):  # the modules that hold it
             add(".".join(pieces[: i + 1]) + " (all of it)", p.numel(), False)
     for name, b in build.named_buffers():
-        add(_BLOCK.sub("trf_blocks.*.", name), b.numel(), True)
+        add(general(name), b.numel(), True)
     if prefix:  # the module itself, a part of the module it is named from
         found[prefix.rstrip(".") + " (all of it)"] = (
             sum(p.numel() for p in build.parameters()),
@@ -94,9 +102,9 @@ def scaled(off: int, found: dict[str, tuple[int, bool]], cfg: dict) -> list[Scal
     a parameter counted ``m`` times instead of once (``off = (m - 1) * n``), a buffer counted
     ``m`` times (``off = m * n``), or one ``m``-th of a part counted (``off = n / m - n``: one
     head's or one block's share), where ``m`` is an integer of ``cfg`` (``n_layers``,
-    ``n_heads``, ...). A part of a GPTModel's blocks (``trf_blocks.*``) holds all its blocks'
+    ``n_heads``, ...). A part of a list of like modules (``blocks.*``) holds all its items'
     values. Outer modules come before the parts they hold. Which key it is, when several fit,
-    is for the caller to find out (``gpt_reference.wrong_count`` asks again with it changed)."""
+    is for the caller to find out (asking again with that value changed, say)."""
     keys = [(k, v) for k, v in cfg.items() if type(v) is int and v >= 2]
     said: list[Scaled] = []
     for name, (n, buffer) in sorted(found.items(), key=lambda item: item[0].count(".")):
