@@ -190,7 +190,14 @@ def test_the_snippet_builds_loads_and_prints_both_outputs():
 
 def test_the_probe_tables_of_two_builders_merge():
     table = module_probes("LoRALayer") | module_probes("LinearWithLoRA")
-    assert set(table) == {"build:LoRALayer", "build:LinearWithLoRA", "load", "forward", "trace"}
+    assert set(table) == {
+        "build:LoRALayer",
+        "build:LinearWithLoRA",
+        "values",
+        "load",
+        "forward",
+        "trace",
+    }
 
 
 # --- a whole pack: check-pack ---------------------------------------------------------------------
