@@ -169,7 +169,7 @@ def arm(
     functions), ``tell`` (called with the status before the worker ends) and the hook itself.
     ``library``: the folders of installed code (``library_folders``), whose own ``ctypes`` use
     is left alone; with none, every ``ctypes`` act counts as the student's."""
-    defaults = dict(zip(_hook.__code__.co_varnames[2:], _hook.__defaults__, strict=False))
+    defaults = dict(zip(_hook.__code__.co_varnames[2:], _hook.__defaults__ or (), strict=False))
     hook = types.FunctionType(_hook.__code__, {}, "tripwire", None, None)  # no globals at all
     extra = (tell,) if tell is not None else ()
     defaults["_ids"] = frozenset(id(fn) for fn in (*watched, *extra)) | {id(hook)}
