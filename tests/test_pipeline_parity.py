@@ -151,13 +151,13 @@ def gradescope_tests(doc: dict) -> list[tuple]:
 
 def via_check(folder: Path, exercise: str) -> dict:
     """``grader.check(exercise)`` as the notebook judge answers it, the file's text its cell."""
-    from grader.judge.launch.starter import default_starter
     from grader.live.nbjudge import Verdicts, answer
+    from grader.pipeline import default_start
 
     text = (folder / "exercises" / BY_ID[exercise].filename).read_bytes()
     request = {"inputs": ["", text.decode("utf-8", "replace")], "exercises": [exercise],
                "seed": SEED, "max_examples": int(FAST)}  # fmt: skip
-    return answer(request, default_starter(), Verdicts())["result"]
+    return answer(request, default_start(), Verdicts())["result"]
 
 
 def pytest_verdicts(folder: Path, tmp_path: Path) -> dict[tuple[str, str], bool]:

@@ -90,8 +90,9 @@ class Tracker:
 
     def shown(self, result: Any) -> dict:
         """An exercise's or a check's result as the finished grade shows it: its snippets
-        load the submission, a notebook's places are its cells (``grader.judge.engine.grade``
-        does the same to the whole result, so a copy is changed)."""
+        load the submission, a notebook's places are its cells
+        (``grader.judge.engine.grade_request`` does the same to the whole result, so a copy is
+        changed)."""
         from grader.judge import snippets
         from grader.result.schema import CheckResult, ExerciseResult
 
