@@ -68,8 +68,10 @@ def main() -> None:
         split = (
             f"tests {minutes(tests)} = {tests / torch_s:.0f}x import torch" if tests else "no tests"
         )
-        print(f"run {i + 1}: import torch {torch_s:.2f} s; .ci/run {minutes(wall)} ({split}); "
-              f"{outcome}{f'; kept in {folder}' if args.keep else ''}")  # fmt: skip
+        print(
+            f"run {i + 1}: import torch {torch_s:.2f} s; .ci/run {minutes(wall)} ({split}); "
+            f"{outcome}{f'; kept in {folder}' if args.keep else ''}"
+        )
     goal = f"goals: .ci/run under {minutes(GOAL_S)}, tests <= {GOAL_RATIO}x import torch"
     if args.runs > 1:
         median, ratio = minutes(statistics.median(walls)), statistics.median(ratios)

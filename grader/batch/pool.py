@@ -167,8 +167,9 @@ def gave_up(job: Job, seconds: float) -> Outcome:
     except Exception:  # a bug of ours: the row says less, the batch goes on
         resilience.set_label(job.entry.name)
         resilience.log_trace("reading the progress of a judge past its deadline")
-        return replace(not_graded(job, f"the grader gave up on it after {seconds:g} s"),
-                       deadline=seconds)  # fmt: skip
+        return replace(
+            not_graded(job, f"the grader gave up on it after {seconds:g} s"), deadline=seconds
+        )
     base = not_graded(job, reason)
     result = {
         **base.result,
