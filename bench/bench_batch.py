@@ -84,21 +84,29 @@ def copies_row(args: argparse.Namespace, work: Path) -> None:
     shutil.rmtree(out)
     memory = run(cmd, memory=True)
     student = student_code_s(python, klass / "copy000")
-    print(f"import torch {torch_s:.2f} s; batch of {args.copies} solution copies, -j {args.jobs}: "
-          f"{batch.wall_s:.1f} s = {per:.2f} s per submission = {per / torch_s:.2f}x import "
-          f"torch (goal <= {GOAL_RATIO}x, start-up included)")  # fmt: skip
-    print(f"CPU time of the batch (user + system, whole tree): {batch.cpu_s:.1f} s = "
-          f"{batch.cpu_s / args.copies:.2f} s per submission")  # fmt: skip
+    print(
+        f"import torch {torch_s:.2f} s; batch of {args.copies} solution copies, -j {args.jobs}: "
+        f"{batch.wall_s:.1f} s = {per:.2f} s per submission = {per / torch_s:.2f}x import "
+        f"torch (goal <= {GOAL_RATIO}x, start-up included)"
+    )
+    print(
+        f"CPU time of the batch (user + system, whole tree): {batch.cpu_s:.1f} s = "
+        f"{batch.cpu_s / args.copies:.2f} s per submission"
+    )
     cores = min(args.jobs, os.cpu_count() or 1)
     left = GOAL_RATIO * torch_s * cores - student  # the CPU a submission the goal leaves the rest
-    print(f"the solution's own code in the workers: {student:.2f} s of CPU per submission; on "
-          f"{cores} cores that alone is {student / cores:.2f} s per submission = "
-          f"{student / cores / torch_s:.2f}x. The goal leaves {left:.2f} s of CPU per "
-          "submission for the judge, the workers' start and end and the imports; they take "
-          f"{batch.cpu_s / args.copies - student:.2f} s in this batch")  # fmt: skip
+    print(
+        f"the solution's own code in the workers: {student:.2f} s of CPU per submission; on "
+        f"{cores} cores that alone is {student / cores:.2f} s per submission = "
+        f"{student / cores / torch_s:.2f}x. The goal leaves {left:.2f} s of CPU per "
+        "submission for the judge, the workers' start and end and the imports; they take "
+        f"{batch.cpu_s / args.copies - student:.2f} s in this batch"
+    )
     if memory.peak_pss_mib is not None:
-        print(f"peak memory (PSS, whole tree, a second run): {memory.peak_pss_mib:.0f} MiB = "
-              f"{memory.peak_pss_mib / args.jobs:.0f} MiB per judge (goal < 1536)")  # fmt: skip
+        print(
+            f"peak memory (PSS, whole tree, a second run): {memory.peak_pss_mib:.0f} MiB = "
+            f"{memory.peak_pss_mib / args.jobs:.0f} MiB per judge (goal < 1536)"
+        )
 
 
 def student_code_s(python: str, submission: Path, runs: int = 3) -> float:
@@ -136,8 +144,9 @@ def make_class(folder: Path, size: int, exercises: list[str], seed: int = 1) -> 
 
 def wall(cmd: list[str], **kwargs) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT,
-                   check=False, **kwargs)  # fmt: skip
+    subprocess.run(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=False, **kwargs
+    )
     return time.perf_counter() - start
 
 
@@ -196,8 +205,13 @@ def main() -> None:
         help="also time threads in one judge process instead of judge processes",
     )
     p.add_argument("--keep", type=Path, default=None, help="keep the class and OUT here")
-    p.add_argument("--copies", type=int, default=None, metavar="N",
-                   help="grade N copies of the solution; time per submission vs torch")  # fmt: skip
+    p.add_argument(
+        "--copies",
+        type=int,
+        default=None,
+        metavar="N",
+        help="grade N copies of the solution; time per submission vs torch",
+    )
     args = p.parse_args()
     if args.copies:
         work = args.keep or Path(tempfile.mkdtemp(prefix="bench-batch-"))
@@ -213,31 +227,45 @@ def main() -> None:
     shutil.rmtree(out, ignore_errors=True)
     made = make_class(klass, args.size, args.exercises)
     mutants = sum(kind != "solution" for kind in made.values())
-    print(f"class: {args.size} submissions ({args.size - mutants} solution, {mutants} corpus "
-          f"mutants); exercises {' '.join(args.exercises)}; max-examples "
-          f"{args.max_examples or 'default'}; -j {args.jobs}")  # fmt: skip
+    print(
+        f"class: {args.size} submissions ({args.size - mutants} solution, {mutants} corpus "
+        f"mutants); exercises {' '.join(args.exercises)}; max-examples "
+        f"{args.max_examples or 'default'}; -j {args.jobs}"
+    )
 
     grade_cmd = [sys.executable, "-m", "grader.commands.cli"]
-    batch_s = wall([*grade_cmd, "batch", str(klass), "-o", str(out), "-j", str(args.jobs),
-                    *grading_args(args)])  # fmt: skip
+    batch_s = wall(
+        [*grade_cmd, "batch", str(klass), "-o", str(out), "-j", str(args.jobs), *grading_args(args)]
+    )
     batch_scores = scores_of(out)
     assert len(batch_scores) == args.size, "the batch did not grade every submission"
     print(f"batch -j {args.jobs}        {batch_s:8.1f} s  {args.size / batch_s:6.2f} submissions/s")
 
     names = sorted(made)
     sample = names[: args.one_by_one] if args.one_by_one else names
-    single = [wall([*grade_cmd, str(klass / n), "--format", "json", *grading_args(args)])
-              for n in sample]  # fmt: skip
+    single = [
+        wall([*grade_cmd, str(klass / n), "--format", "json", *grading_args(args)]) for n in sample
+    ]
     one_by_one_s = sum(single) * len(names) / len(sample)
     how = "" if len(sample) == len(names) else f" (timed {len(sample)}, extrapolated)"
-    print(f"one by one (grade) {one_by_one_s:8.1f} s  {args.size / one_by_one_s:6.2f} "
-          f"submissions/s{how}")  # fmt: skip
+    print(
+        f"one by one (grade) {one_by_one_s:8.1f} s  {args.size / one_by_one_s:6.2f} "
+        f"submissions/s{how}"
+    )
     print(f"ratio batch/one-by-one {batch_s / one_by_one_s:6.2f}  (target <= 0.33)")
 
     if args.threads:
         scores_file = work / "thread-scores.json"
-        thread_cmd = [sys.executable, __file__, "--thread-worker", str(klass), "-j",
-                      str(args.jobs), "--scores", str(scores_file)]  # fmt: skip
+        thread_cmd = [
+            sys.executable,
+            __file__,
+            "--thread-worker",
+            str(klass),
+            "-j",
+            str(args.jobs),
+            "--scores",
+            str(scores_file),
+        ]
         thread_cmd += [x for e in args.exercises for x in ("-e", e)]
         if args.max_examples:
             thread_cmd += ["--max-examples", str(args.max_examples)]
@@ -245,8 +273,10 @@ def main() -> None:
         thread_scores = json.loads(scores_file.read_text()) if scores_file.exists() else {}
         crashed = sum(isinstance(v, str) for v in thread_scores.values())
         differ = sum(thread_scores.get(n) != s for n, s in batch_scores.items()) - crashed
-        print(f"threads in 1 judge {thread_s:8.1f} s  {args.size / thread_s:6.2f} "
-              f"submissions/s; processes are {thread_s / batch_s:.2f}x as fast")  # fmt: skip
+        print(
+            f"threads in 1 judge {thread_s:8.1f} s  {args.size / thread_s:6.2f} "
+            f"submissions/s; processes are {thread_s / batch_s:.2f}x as fast"
+        )
         print(
             f"  threads vs the batch: {crashed} submissions crashed the grader, {differ} "
             "got another score (torch's global RNG and hypothesis are per process)"

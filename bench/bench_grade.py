@@ -90,8 +90,10 @@ def main() -> None:
     for name, _, goal in rows:
         print(series[name].row(goal))
     if memory.peak_pss_mib is not None:
-        print(f"peak memory of one cold grade (PSS, process tree): {memory.peak_pss_mib:.0f} MiB"
-              "  (goal < 1536 MiB)")  # fmt: skip
+        print(
+            f"peak memory of one cold grade (PSS, process tree): {memory.peak_pss_mib:.0f} MiB"
+            "  (goal < 1536 MiB)"
+        )
     print_breakdown(breakdown(python, args.submission))
 
 

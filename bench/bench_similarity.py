@@ -130,18 +130,28 @@ def _statement(rng: random.Random, names: list[str], indent: str, target: str) -
     if kind < 0.6:
         var = rng.choice(["i", "j", "k", "n", "idx", "step"])
         cond = f" if {var} {rng.choice(COMPARE)} {rng.randint(0, 9)}" * (rng.random() < 0.5)
-        return [f"{indent}{target} = [{_expr(rng, names + [var])} for {var} in "
-                f"range({rng.randint(2, 64)}){cond}]"]  # fmt: skip
+        return [
+            f"{indent}{target} = [{_expr(rng, names + [var])} for {var} in "
+            f"range({rng.randint(2, 64)}){cond}]"
+        ]
     if kind < 0.75:
-        return [f"{indent}{target} = {{{rng.choice(KEYS)!r}: {_expr(rng, names)}, "
-                f"{rng.choice(KEYS)!r}: {_expr(rng, names)}}}"]  # fmt: skip
+        return [
+            f"{indent}{target} = {{{rng.choice(KEYS)!r}: {_expr(rng, names)}, "
+            f"{rng.choice(KEYS)!r}: {_expr(rng, names)}}}"
+        ]
     if kind < 0.9:
-        return [f"{indent}if {_expr(rng, names)} {rng.choice(COMPARE)} {_expr(rng, names)}:",
-                f"{indent}    {target} = {_expr(rng, names)}",
-                f"{indent}else:", f"{indent}    {target} = {_expr(rng, names)}"]  # fmt: skip
+        return [
+            f"{indent}if {_expr(rng, names)} {rng.choice(COMPARE)} {_expr(rng, names)}:",
+            f"{indent}    {target} = {_expr(rng, names)}",
+            f"{indent}else:",
+            f"{indent}    {target} = {_expr(rng, names)}",
+        ]
     var = rng.choice(["x", "y", "item", "row"])
-    return [f"{indent}{target} = 0", f"{indent}for {var} in {_expr(rng, names)}:",
-            f"{indent}    {target} += {_expr(rng, names + [var])}"]  # fmt: skip
+    return [
+        f"{indent}{target} = 0",
+        f"{indent}for {var} in {_expr(rng, names)}:",
+        f"{indent}    {target} += {_expr(rng, names + [var])}",
+    ]
 
 
 def helper(rng: random.Random, name: str) -> str:
@@ -262,17 +272,23 @@ def run(size: int, copies: int, seed: int, keep: bool = False) -> None:
         hashes = {e.name: content_hash(e) for e in entries}
         settings = SimpleNamespace(unzip_mb=64, unzip_files=2000)
         print(f"{len(entries)} submissions x {len(ids)} exercises:")
-        timed("collect answers from DIR", insight.collect_answers, ledger, entries, hashes,
-              settings)  # fmt: skip
-        timed("first run (fingerprint, index, regions, csv)", insight.write_insight,
-              ledger.db, ledger.out)  # fmt: skip
+        timed(
+            "collect answers from DIR", insight.collect_answers, ledger, entries, hashes, settings
+        )
+        timed(
+            "first run (fingerprint, index, regions, csv)",
+            insight.write_insight,
+            ledger.db,
+            ledger.out,
+        )
         timed("resumed run, nothing new", insight.write_insight, ledger.db, ledger.out)
         changed = entries[0]
         path = changed.path / "exercises" / EXERCISES[-1].filename
         path.write_text(path.read_text() + "\n\nEXTRA = [1, 2, 3]\n")
         hashes[changed.name] = content_hash(changed)
-        timed("one resubmission: collect", insight.collect_answers, ledger, entries, hashes,
-              settings)  # fmt: skip
+        timed(
+            "one resubmission: collect", insight.collect_answers, ledger, entries, hashes, settings
+        )
         timed("one resubmission: compare again", insight.write_insight, ledger.db, ledger.out)
         fps = loaded(ledger.db)
         indexed = timed("compare only, through the index", with_index, fps)
@@ -307,8 +323,10 @@ def report(db, planted: list[tuple[str, str]]) -> None:
     runs = db.execute("SELECT exercise_id, answers, scored FROM similarity_runs").fetchall()
     print(f"pairs above the floor: {len(rows)}, over {len(pairs)} pairs of students")
     print("compared per exercise: " + ", ".join(f"{e} {s}/{n}" for e, n, s in runs))
-    print(f"planted copies found: {len(found)}/{len(wanted)}; other pairs of students reported: "
-          f"{len(others)} ({len(related)} of them two copies of one original)")  # fmt: skip
+    print(
+        f"planted copies found: {len(found)}/{len(wanted)}; other pairs of students reported: "
+        f"{len(others)} ({len(related)} of them two copies of one original)"
+    )
 
 
 def quality() -> None:
@@ -333,9 +351,11 @@ def quality() -> None:
         scored = sorted(v for v in values if v is not None)
         unscored = len(values) - len(scored)
         above = {t: sum(v >= t for v in scored) for t in (0.5, 0.7)}
-        print(f"{name}: {len(scored)} scored ({unscored} too short), min {scored[0]:.2f}, "
-              f"median {scored[len(scored) // 2]:.2f}, max {scored[-1]:.2f}, "
-              f">= 0.5: {above[0.5]}, >= 0.7: {above[0.7]}")  # fmt: skip
+        print(
+            f"{name}: {len(scored)} scored ({unscored} too short), min {scored[0]:.2f}, "
+            f"median {scored[len(scored) // 2]:.2f}, max {scored[-1]:.2f}, "
+            f">= 0.5: {above[0.5]}, >= 0.7: {above[0.7]}"
+        )
 
 
 def main() -> None:

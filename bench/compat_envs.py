@@ -66,8 +66,17 @@ def pip(python: Path, *args: str) -> subprocess.CompletedProcess:
 
 def resolve(python: Path, requirement: str) -> str:
     """The release of ``requirement`` pip would install in this environment (metadata only)."""
-    proc = pip(python, "install", "--dry-run", "--ignore-installed", "--no-deps", "-q",
-               "--report", "-", requirement)  # fmt: skip
+    proc = pip(
+        python,
+        "install",
+        "--dry-run",
+        "--ignore-installed",
+        "--no-deps",
+        "-q",
+        "--report",
+        "-",
+        requirement,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"pip cannot resolve {requirement}: {proc.stderr.strip()[-300:]}")
     return json.loads(proc.stdout)["install"][0]["metadata"]["version"]
@@ -75,8 +84,9 @@ def resolve(python: Path, requirement: str) -> str:
 
 def installed(python: Path, module: str) -> str:
     """The version of ``module`` in that environment, or ``""``."""
-    proc = subprocess.run([str(python), "-c", VERSION.format(module)], capture_output=True,
-                          text=True)  # fmt: skip
+    proc = subprocess.run(
+        [str(python), "-c", VERSION.format(module)], capture_output=True, text=True
+    )
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader.intake.files import file_problems
 from grader.intake.submission import Submission, SubmissionError
@@ -27,12 +28,16 @@ from grader.judge.request import Request
 from grader.protocol.limits import Limits
 from grader.result.schema import GradeResult
 from grader.shared import timing
-from grader.shared.course import using
+from grader.shared.course import Course, current, using
+
+if TYPE_CHECKING:
+    from grader.judge.launch.handle import Starter
 
 __all__ = [
     "Request",
     "Submission",
     "SubmissionError",
+    "default_start",
     "finish",
     "not_graded",
     "open_cells",
@@ -97,19 +102,26 @@ def open_cells(inputs: Sequence[str], name: str) -> Submission:
 
 def resolve(request: Request) -> Request:
     """``request`` as a grade runs it, every choice left open made here, once: its course
-    (this process's), its worker starter (``chosen_starter``'s default) and its limits
-    (``Limits``' defaults). ``judge`` resolves what it is given; a request resolved already
-    comes back unchanged."""
+    (this process's), its worker starter (``default_start``) and its limits (``Limits``'
+    defaults). ``judge`` resolves what it is given; a request resolved already comes back
+    unchanged."""
     if request.course is not None and request.start is not None and request.limits is not None:
         return request
-    from grader.judge.launch.starter import chosen_starter
-
-    course, start = request.the_course(), request.start
-    if start is None:
-        with using(course):  # the shared fork server is the course's: it preloads its probes
-            start = chosen_starter()
+    course = request.the_course()
+    start = request.start if request.start is not None else default_start(course)
     limits = request.limits if request.limits is not None else Limits()
     return dataclasses.replace(request, course=course, start=start, limits=limits)
+
+
+def default_start(course: Course | None = None) -> Starter:
+    """The worker starter of a request that names none (``chosen_starter``'s default: the
+    shared fork server, whose workers run in every layer the kernel allows), for ``course``
+    (this process's). ``resolve`` asks for it; so does the notebook's judge, first thing, so
+    that the fork server imports torch while the judge does (``grader.live.nbjudge``)."""
+    from grader.judge.launch.starter import chosen_starter
+
+    with using(course if course is not None else current()):  # the server preloads its probes
+        return chosen_starter()
 
 
 def judge(submission: Submission, request: Request) -> GradeResult:

@@ -29,9 +29,18 @@ ATTRS = ("num_heads", "d_out", "head_dim")
 
 
 def _transfer(
-    module, state, d_in: int, d_out: int, v2_state: dict, v1_state: dict,
-    _v1=SelfAttention_v1, _v2=SelfAttention_v2, _truth=truth, _plain=plain, _type=type,
-):  # fmt: skip
+    module,
+    state,
+    d_in: int,
+    d_out: int,
+    v2_state: dict,
+    v1_state: dict,
+    _v1=SelfAttention_v1,
+    _v2=SelfAttention_v2,
+    _truth=truth,
+    _plain=plain,
+    _type=type,
+):
     """``transfer_weights(sa_v2, sa_v1)`` on modules holding the judge's weights; what both
     really hold after it, read with ``truth`` (not through their methods, classes or
     properties, which the student's code may have replaced), and the classes held from

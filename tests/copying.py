@@ -12,10 +12,37 @@ import tokenize
 
 from grader.analysis.tokens import CONTRACT_NAMES, _Roles
 
-WORDS = ["alpha", "beta", "gamma", "delta", "omega", "kappa", "sigma", "theta", "zeta", "rho",
-         "tmp", "val", "thing", "item", "obj", "res", "data", "foo", "bar", "baz"]  # fmt: skip
-REMARKS = ["# my own solution", "# TODO: clean up", "# this took a while", "# see lecture 4",
-           "# works now", "# careful with shapes here", "# NOTE: checked by hand"]  # fmt: skip
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "omega",
+    "kappa",
+    "sigma",
+    "theta",
+    "zeta",
+    "rho",
+    "tmp",
+    "val",
+    "thing",
+    "item",
+    "obj",
+    "res",
+    "data",
+    "foo",
+    "bar",
+    "baz",
+]
+REMARKS = [
+    "# my own solution",
+    "# TODO: clean up",
+    "# this took a while",
+    "# see lecture 4",
+    "# works now",
+    "# careful with shapes here",
+    "# NOTE: checked by hand",
+]
 
 
 def reorder_functions(source: str) -> str:

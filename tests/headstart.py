@@ -78,8 +78,9 @@ def release_install(folder: Path) -> Install:
         "venv", [sys.executable, "-m", "venv", str(venv)]
     ):
         pip = str(venv / "bin" / "pip")
-        job.run("install", [pip, "install", "-q", "-c", "constraints.txt", "-e", ".[test]"],
-                cwd=clone)  # fmt: skip
+        job.run(
+            "install", [pip, "install", "-q", "-c", "constraints.txt", "-e", ".[test]"], cwd=clone
+        )
     return job
 
 
@@ -106,15 +107,23 @@ def gradescope_setup(folder: Path) -> Install:
     job.paths.update(bundle=bundle, root=root)
     made = job.run(
         "bundle",
-        [sys.executable, "-m", "grader.commands.cli", "gradescope", str(bundle),
-         "--max-examples", str(GRADESCOPE_MAX_EXAMPLES)],
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "gradescope",
+            str(bundle),
+            "--max-examples",
+            str(GRADESCOPE_MAX_EXAMPLES),
+        ],
         cwd=ROOT,
-    )  # fmt: skip
+    )
     if made:
         unpack(bundle, root)
         env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_TORCH_INDEX": ""}
-        job.run("setup.sh", ["bash", str(root / "source" / "setup.sh")], env=env,
-                cwd=root / "source")  # fmt: skip
+        job.run(
+            "setup.sh", ["bash", str(root / "source" / "setup.sh")], env=env, cwd=root / "source"
+        )
     return job
 
 
@@ -128,13 +137,17 @@ def to_json(job: Install) -> dict:
     return {
         "folder": str(job.folder),
         "steps": {
-            step: {"args": p.args, "returncode": p.returncode, "stdout": p.stdout,
-                   "stderr": p.stderr}
+            step: {
+                "args": p.args,
+                "returncode": p.returncode,
+                "stdout": p.stdout,
+                "stderr": p.stderr,
+            }
             for step, p in job.steps.items()
         },
         "seconds": job.seconds,
         "paths": {k: str(v) for k, v in job.paths.items()},
-    }  # fmt: skip
+    }
 
 
 def from_json(doc: dict) -> Install:

@@ -27,9 +27,19 @@ from pathlib import Path
 import pytest
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--enable-logging=stderr", "--v=0"]  # fmt: skip
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 needs_browser = pytest.mark.skipif(
     BROWSER is None,
     reason="chromium is not installed (apt-get install chromium; .ci/run installs it as root)",
@@ -65,30 +75,47 @@ def axe_source() -> str:
     if (script := _installed(prefix)) is None:
         npm = shutil.which("npm")
         if npm is None:
-            pytest.skip("npm is not installed, so axe-core (the accessibility checker, from the "
-                        "npm registry) is not either: apt-get install npm, or set GRADER_AXE_JS "
-                        "to an axe.min.js")  # fmt: skip
+            pytest.skip(
+                "npm is not installed, so axe-core (the accessibility checker, from the "
+                "npm registry) is not either: apt-get install npm, or set GRADER_AXE_JS "
+                "to an axe.min.js"
+            )
         prefix.mkdir(parents=True, exist_ok=True)
         with open(prefix / ".lock", "w") as lock:  # one install for all test processes
             fcntl.flock(lock, fcntl.LOCK_EX)
             if (script := _installed(prefix)) is None:
                 proc = subprocess.run(
-                    [npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
-                     "--no-save", "--loglevel=error", f"axe-core@{AXE_VERSION}"],
-                    capture_output=True, text=True, timeout=300,
-                )  # fmt: skip
+                    [
+                        npm,
+                        "install",
+                        "--prefix",
+                        str(prefix),
+                        "--no-audit",
+                        "--no-fund",
+                        "--no-save",
+                        "--loglevel=error",
+                        f"axe-core@{AXE_VERSION}",
+                    ],
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                )
                 script = _installed(prefix)
                 if script is None:
-                    pytest.skip(f"could not install axe-core {AXE_VERSION} with npm (offline?): "
-                                f"{(proc.stderr or proc.stdout).strip()[-300:]}")  # fmt: skip
+                    pytest.skip(
+                        f"could not install axe-core {AXE_VERSION} with npm (offline?): "
+                        f"{(proc.stderr or proc.stdout).strip()[-300:]}"
+                    )
     return script.read_text(encoding="utf-8")
 
 
 def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 # What the script under test calls with its findings (any JSON value).
@@ -156,8 +183,10 @@ def explain(found: dict) -> str:
     for kind in ("violations", "incomplete"):
         for rule in found[kind]:
             for node in rule["nodes"][:5]:
-                lines.append(f"{kind} {rule['id']}: {node['target']} {node['html'][:120]!r} "
-                             f"{node['why'][:200]!r}")  # fmt: skip
+                lines.append(
+                    f"{kind} {rule['id']}: {node['target']} {node['html'][:120]!r} "
+                    f"{node['why'][:200]!r}"
+                )
     return "\n".join(lines)
 
 

@@ -41,23 +41,34 @@ def real_results() -> dict[str, GradeResult]:
 
 def _exercise(ex_id: str, title: str, status: str, checks: list[CheckResult]) -> ExerciseResult:
     return ExerciseResult(
-        ex_id, title, sum(c.points for c in checks), sum(c.max_points for c in checks), status,
+        ex_id,
+        title,
+        sum(c.points for c in checks),
+        sum(c.max_points for c in checks),
+        status,
         checks,
-    )  # fmt: skip
+    )
 
 
 def edge_result() -> GradeResult:
     """One exercise in each status, with hostile, huge and control-character messages."""
     hostile = CheckResult(
-        "outputs match, for any d_in: and d_out", 0.0, 5.0, False,
+        "outputs match, for any d_in: and d_out",
+        0.0,
+        5.0,
+        False,
         f"your code raised ValueError: {HOSTILE} (in ex3_1_weight_transfer.py, line 7, in "
         "transfer_weights: sa_v1.W_query = bad)\nExpected: tensor([[1.0, 2.0],\n"
         "        [3.0, 4.0]])\nGot:      tensor([[0.0, 0.0],\n        [0.0, 0.0]])\n"
         "Hint: copy the weights <b>transposed</b>",
-        {"cfg": {"emb_dim": 4, "qkv_bias": False, "note": HOSTILE}, "x": "tensor([[0.5, 0.25]])",
-         "shape": [2, 3], "seed": 0},
+        {
+            "cfg": {"emb_dim": 4, "qkv_bias": False, "note": HOSTILE},
+            "x": "tensor([[0.5, 0.25]])",
+            "shape": [2, 3],
+            "seed": 0,
+        },
         "import torch\nprint('```')  # a fence inside the snippet\n",
-    )  # fmt: skip
+    )
     control = CheckResult("control characters", 0.0, 2.0, False, CONTROL, None, None)
     passed = CheckResult("sa_v2 is left unchanged", 3.0, 3.0, True, "passed")
     import_error = (
@@ -76,7 +87,7 @@ def edge_result() -> GradeResult:
                 CheckResult("context vectors are 2-D", 0.0, 6.0, False, import_error),
                 CheckResult("arguments are honoured", 0.0, 4.0, False, import_error),
             ],
-        ),  # fmt: skip
+        ),
         _exercise(
             "3.3",
             "GPT-2 attention",
@@ -91,7 +102,7 @@ def edge_result() -> GradeResult:
                     "not run: the call took longer than 10 s (time limit)",
                 ),
             ],
-        ),  # fmt: skip
+        ),
         _exercise(
             "4.1",
             "Parameter counts",
@@ -112,7 +123,7 @@ def edge_result() -> GradeResult:
                     "not submitted: exercises/ex4_1_parameter_counts.py was not found",
                 ),
             ],
-        ),  # fmt: skip
+        ),
         _exercise(
             "4.2",
             "Scaled configs",
@@ -122,7 +133,7 @@ def edge_result() -> GradeResult:
                 CheckResult("model_size_mb", 4.0, 4.0, True, "passed"),
                 CheckResult("GPT2_CONFIGS", 0.0, 2.0, False, "GPT2_CONFIGS is missing 'xl'"),
             ],
-        ),  # fmt: skip
+        ),
         _exercise(
             "4.3",
             "Split dropout",
@@ -130,7 +141,7 @@ def edge_result() -> GradeResult:
             [
                 CheckResult("same state_dict keys", 10.0, 10.0, True, "passed"),
             ],
-        ),  # fmt: skip
+        ),
     ]
     return GradeResult(
         submission='student "<b>o\'brien</b>", 100%',

@@ -45,12 +45,17 @@ def with_unfinished(result: GradeResult) -> GradeResult:
     message), one passed, so that every fold of the views shows."""
     stub = f"{NOT_DONE}: write model_size_mb() in exercises/ex4_2_scaled_configs.py."
     checks = [
-        CheckResult("GPT2_CONFIGS holds the four sizes", 0.0, 2.5, False,
-                    "GPT2_CONFIGS['xl'] has n_heads 24\nHint: GPT-2 XL has 25 heads"),
+        CheckResult(
+            "GPT2_CONFIGS holds the four sizes",
+            0.0,
+            2.5,
+            False,
+            "GPT2_CONFIGS['xl'] has n_heads 24\nHint: GPT-2 XL has 25 heads",
+        ),
         CheckResult("model_size_mb is in MB of 1024 * 1024 bytes", 0.0, 2.5, False, stub),
         CheckResult("model_size_mb is exact for the four sizes", 0.0, 2.5, False, stub),
         CheckResult("total_params is the parameter count", 2.5, 2.5, True, "passed"),
-    ]  # fmt: skip
+    ]
     exercise = ExerciseResult("4.2", "Larger GPT-2 configs", 2.5, 10.0, "failed", checks)
     return dataclasses.replace(result, exercises=[*result.exercises, exercise])
 
@@ -65,9 +70,12 @@ def test_the_html_report(tmp_path, name, scheme):
 
 @pytest.mark.parametrize(
     ("theme", "body", "flags"),
-    [("light", "", []), ("dark", "", [DARK]),
-     ("jupyterlab-dark", ' data-jp-theme-light="false"', [])],
-)  # fmt: skip
+    [
+        ("light", "", []),
+        ("dark", "", [DARK]),
+        ("jupyterlab-dark", ' data-jp-theme-light="false"', []),
+    ],
+)
 def test_a_notebook_check(tmp_path, theme, body, flags):
     for name, result in {"failing": all_results()["failing"], "edge": edge_result()}.items():
         output = CheckReport(with_unfinished(result).to_dict(), ["3.1: graded from In [3]"])
@@ -81,8 +89,12 @@ def dashboard(tmp_path_factory) -> Path:
     answers side by side, an unreadable submission, one that tampered with the grader and one
     that passes only the public examples (a public-seed grading beside the course's)."""
     out = tmp_path_factory.mktemp("a11y") / "out"
-    meta = {"exercises": '["3.3", "4.1", "4.2", "4.3"]', "grader_version": "0.1.0",
-            "settings_hash": "x", "settings": "{}"}  # fmt: skip
+    meta = {
+        "exercises": '["3.3", "4.1", "4.2", "4.3"]',
+        "grader_version": "0.1.0",
+        "settings_hash": "x",
+        "settings": "{}",
+    }
     ledger, public = Ledger(out), Ledger(out / "public-seed")
     ledger.set_meta({**meta, "seed": "7"})
     public.set_meta({**meta, "seed": "20241"})
@@ -92,23 +104,38 @@ def dashboard(tmp_path_factory) -> Path:
         result = result_for(name, fails)
         if name == "mallory":
             why = TAMPERED + "the probe table was rewritten"
-            tampered = [CheckResult(c.name, 0.0, c.max_points, False, why)
-                        for c in result.exercises[0].checks]  # fmt: skip
-            result.exercises[0] = ExerciseResult("4.1", "Exercise 4.1", 0.0, 10.0, "error",
-                                                 tampered, verdict="tampered")  # fmt: skip
+            tampered = [
+                CheckResult(c.name, 0.0, c.max_points, False, why)
+                for c in result.exercises[0].checks
+            ]
+            result.exercises[0] = ExerciseResult(
+                "4.1", "Exercise 4.1", 0.0, 10.0, "error", tampered, verdict="tampered"
+            )
             result.score = 0.0
         unreadable = name == "erin"
-        status = "error" if unreadable or name == "mallory" else (
-            "passed" if result.all_passed else "failed")  # fmt: skip
-        row = {"name": name, "source": name, "kind": "folder", "content_hash": "h",
-               "settings_hash": "x", "status": status,
-               "reason": "erin.zip: not a valid zip file" if unreadable else "",
-               "graded": int(not unreadable)}  # fmt: skip
+        status = (
+            "error"
+            if unreadable or name == "mallory"
+            else ("passed" if result.all_passed else "failed")
+        )
+        row = {
+            "name": name,
+            "source": name,
+            "kind": "folder",
+            "content_hash": "h",
+            "settings_hash": "x",
+            "status": status,
+            "reason": "erin.zip: not a valid zip file" if unreadable else "",
+            "graded": int(not unreadable),
+        }
         ledger.record(row, result.to_dict())
         if name == "bob":  # full marks on the public examples
             result = result_for(name, {})
-        public.record({**row, "status": "passed" if name == "bob" else status}, result.to_dict(),
-                      render_report=False)  # fmt: skip
+        public.record(
+            {**row, "status": "passed" if name == "bob" else status},
+            result.to_dict(),
+            render_report=False,
+        )
         answers.store(ledger.db, name, "h", texts.get(name, {}))
     insight.write_insight(ledger.db, ledger.out)
     write_dashboard(ledger.db, ledger.out / "index.html", "Chapter 3-4 dashboard")

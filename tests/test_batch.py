@@ -52,8 +52,12 @@ def script(name: str, env: dict) -> subprocess.CompletedProcess:
     """Run one of the example job scripts as its scheduler would, with ``env`` set."""
     return subprocess.run(
         ["bash", str(ROOT / "examples" / name)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600, env={**os.environ, **env},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env={**os.environ, **env},
+    )
 
 
 def zip_folder(folder: Path, archive: Path, prefix: str) -> Path:
@@ -97,15 +101,23 @@ def state(out: Path) -> dict:
         doc = json.loads(path.read_text())
         doc.pop("duration_s")
         results[path.name] = doc
-    return {"csv": (out / "gradebook.csv").read_text(), "tables": tables, "meta": meta,
-            "results": results,
-            "files": sorted(p.relative_to(out).as_posix() for p in out.rglob("*")
-                            if p.is_file() and p.name != "index.html")}  # fmt: skip
+    return {
+        "csv": (out / "gradebook.csv").read_text(),
+        "tables": tables,
+        "meta": meta,
+        "results": results,
+        "files": sorted(
+            p.relative_to(out).as_posix()
+            for p in out.rglob("*")
+            if p.is_file() and p.name != "index.html"
+        ),
+    }
 
 
 def gradebook(out: Path) -> dict[str, dict[str, str]]:
-    return {row["name"]: row for row in csv.DictReader(io.StringIO(
-        (out / "gradebook.csv").read_text()))}  # fmt: skip
+    return {
+        row["name"]: row for row in csv.DictReader(io.StringIO((out / "gradebook.csv").read_text()))
+    }
 
 
 @pytest.fixture(scope="module")
@@ -132,8 +144,16 @@ def test_one_run_grades_every_kind_of_submission(reference):
             "passed",
         ), name
     assert book["bob"]["status"] == "failed" and float(book["bob"]["total"]) < 10
-    assert set(book["alice"]) == {"name", "total", "max_total", "3.1", "status", "reason",
-                                  "grader_version", "seed"}  # fmt: skip
+    assert set(book["alice"]) == {
+        "name",
+        "total",
+        "max_total",
+        "3.1",
+        "status",
+        "reason",
+        "grader_version",
+        "seed",
+    }
     for path in (reference / "results").glob("*.json"):
         jsonschema.validate(json.loads(path.read_text()), SCHEMA)
     assert not (reference / ".work").exists()
@@ -256,11 +276,24 @@ def wait_for(predicate, timeout: float = 240.0) -> None:
 
 def start_batch(klass: Path, out: Path, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
-         "-j", "1", *FAST],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "batch",
+            str(klass),
+            "-o",
+            str(out),
+            "-j",
+            "1",
+            *FAST,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
         env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    )
 
 
 def kill9(proc: subprocess.Popen) -> None:
@@ -277,8 +310,7 @@ def test_kill_9_then_resume_gives_the_same_gradebook(klass, reference, tmp_path)
     wait_for(lambda: (out / "gradebook.sqlite").exists())
     kill9(early)
     late = start_batch(klass, out, env)  # killed as soon as a result has been written
-    wait_for(lambda: any((out / "results").glob("*.json")) if (out / "results").exists()
-             else False)  # fmt: skip
+    wait_for(lambda: any((out / "results").glob("*.json")) if (out / "results").exists() else False)
     kill9(late)
     db = sqlite3.connect(out / "gradebook.sqlite")
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -306,8 +338,10 @@ def test_changed_submission_is_graded_again(klass, reference, tmp_path):
     shutil.copytree(reference, out)
     changed = tmp_path / "class"
     shutil.copytree(klass, changed)
-    shutil.copyfile(SOLUTION / "exercises" / "ex3_1_weight_transfer.py",
-                    changed / "bob" / "exercises" / "ex3_1_weight_transfer.py")  # fmt: skip
+    shutil.copyfile(
+        SOLUTION / "exercises" / "ex3_1_weight_transfer.py",
+        changed / "bob" / "exercises" / "ex3_1_weight_transfer.py",
+    )
     shutil.rmtree(changed / "erin")  # withdrawn
     proc = batch(str(changed), "-o", str(out), "-j", "1", *FAST)
     assert proc.returncode == 0, proc.stderr
@@ -334,14 +368,17 @@ def test_shards_merge_to_the_same_gradebook_as_one_run(klass, reference, tmp_pat
     (subs / "grading.toml").write_text('exercises = ["3.1"]\nmax_examples = 2\nseed = 20241\n')
     graded = tmp_path / "graded"
     common = {"SUBMISSIONS": str(subs), "OUT": str(graded), "GRADE": GRADE}
-    slurm = {"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "2",
-             "SLURM_ARRAY_TASK_MIN": "0", "SLURM_CPUS_PER_TASK": "1"}  # fmt: skip
+    slurm = {
+        "SLURM_ARRAY_TASK_ID": "0",
+        "SLURM_ARRAY_TASK_COUNT": "2",
+        "SLURM_ARRAY_TASK_MIN": "0",
+        "SLURM_CPUS_PER_TASK": "1",
+    }
     one = script("slurm-grade.sbatch", {**common, **slurm})
     assert one.returncode == 0, one.stderr
     assert "shard 1/2" in one.stdout
     github = {"GRADE_SHARD_INDEX": "1", "GRADE_SHARD_COUNT": "2"}
-    two = batch(str(subs), "-o", str(graded / "shard-1"), "-j", "1", "--shard", "auto",
-                env=github)  # fmt: skip
+    two = batch(str(subs), "-o", str(graded / "shard-1"), "-j", "1", "--shard", "auto", env=github)
     assert two.returncode == 0, two.stderr
     assert "shard 2/2" in two.stdout
     sizes = [len(gradebook(graded / s)) for s in ("shard-0", "shard-1")]
@@ -380,8 +417,7 @@ def test_merge_refuses_shards_graded_differently(reference, tmp_path):
     ],
 )
 def test_usage_errors(klass, tmp_path, args, needle):
-    args = [str(klass) if a == "CLASS" else str(tmp_path / "o") if a == "OUT" else a
-            for a in args]  # fmt: skip
+    args = [str(klass) if a == "CLASS" else str(tmp_path / "o") if a == "OUT" else a for a in args]
     proc = batch(*args)
     assert proc.returncode == 2
     assert needle in proc.stderr and proc.stderr.count("\n") == 1

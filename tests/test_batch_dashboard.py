@@ -43,30 +43,45 @@ def result_for(name: str, passes: list[bool] | None) -> GradeResult:
         checks = []
         for check in names:
             ok = next(flags)
-            checks.append(CheckResult(check, 5.0 if ok else 0.0, 5.0, ok,
-                                      "passed" if ok else "wrong"))  # fmt: skip
+            checks.append(
+                CheckResult(check, 5.0 if ok else 0.0, 5.0, ok, "passed" if ok else "wrong")
+            )
         score = sum(c.points for c in checks)
         status = "error" if passes is None else "passed" if score == 10 else "failed"
         exercises.append(ExerciseResult(ex_id, f"Exercise {ex_id}", score, 10.0, status, checks))
-    return GradeResult(name, sum(e.score for e in exercises), 20.0, "0.1.0", "2.x", 7, 0.5,
-                       exercises)  # fmt: skip
+    return GradeResult(
+        name, sum(e.score for e in exercises), 20.0, "0.1.0", "2.x", 7, 0.5, exercises
+    )
 
 
 @pytest.fixture
 def out(tmp_path) -> Path:
     ledger = Ledger(tmp_path / "out")
-    ledger.set_meta({"exercises": '["3.1", "4.1"]', "grader_version": "0.1.0", "seed": "7",
-                     "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    ledger.set_meta(
+        {
+            "exercises": '["3.1", "4.1"]',
+            "grader_version": "0.1.0",
+            "seed": "7",
+            "settings_hash": "x",
+            "settings": "{}",
+        }
+    )
     for name, passes in CLASS.items():
         result = result_for(name, passes)
         status = "error" if passes is None else "passed" if result.all_passed else "failed"
         ledger.record(
-            {"name": name, "source": name, "kind": "folder", "content_hash": "h",
-             "settings_hash": "x", "status": status,
-             "reason": "erin.zip: not a valid zip file" if passes is None else "",
-             "graded": int(passes is not None)},
+            {
+                "name": name,
+                "source": name,
+                "kind": "folder",
+                "content_hash": "h",
+                "settings_hash": "x",
+                "status": status,
+                "reason": "erin.zip: not a valid zip file" if passes is None else "",
+                "graded": int(passes is not None),
+            },
             result.to_dict(),
-        )  # fmt: skip
+        )
     write_dashboard(ledger.db, ledger.out / "index.html", "Chapter 3-4 <test>")
     ledger.close()
     return tmp_path / "out"
@@ -75,8 +90,14 @@ def out(tmp_path) -> Path:
 def test_numbers(out):
     db = sqlite3.connect(out / "gradebook.sqlite")
     ctx = context(db, "t")
-    assert ctx["summary"] == {"submissions": 7, "graded": 6, "errors": 1, "passed": 1,
-                              "mean": "62%", "median": "75%"}  # fmt: skip
+    assert ctx["summary"] == {
+        "submissions": 7,
+        "graded": 6,
+        "errors": 1,
+        "passed": 1,
+        "mean": "62%",
+        "median": "75%",
+    }
     # Totals of the six graded: 20, 15, 10, 0, 15, 15 out of 20.
     assert [b.count for b in ctx["hist"]["bars"]] == [1, 0, 0, 0, 0, 1, 0, 3, 0, 1]
     rates = {(r.exercise_id, r.name): (r.failed, r.total) for r in check_rates(db)}
@@ -116,8 +137,10 @@ def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
     return subprocess.run(
         [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 class TableRows(HTMLParser):
@@ -147,9 +170,11 @@ def clicked(out: Path, header: int, times: int) -> Path:
     """A copy of the dashboard that presses a column header's sort button ``times`` times once
     loaded (a button: a keyboard reaches it with Tab and presses it with Enter or Space)."""
     page = out / f"clicked-{header}-{times}.html"
-    script = (f"<script>var th = document.querySelectorAll('#submissions th')[{header}];"
-              f"for (var i = 0; i < {times}; i++) th.querySelector('button').click();"
-              "</script></body>")  # fmt: skip
+    script = (
+        f"<script>var th = document.querySelectorAll('#submissions th')[{header}];"
+        f"for (var i = 0; i < {times}; i++) th.querySelector('button').click();"
+        "</script></body>"
+    )
     page.write_text((out / "index.html").read_text().replace("</body>", script))
     return page
 
@@ -157,8 +182,9 @@ def clicked(out: Path, header: int, times: int) -> Path:
 @needs_browser
 def test_renders_in_headless_chromium(out, tmp_path):
     shot = tmp_path / "dashboard.png"
-    proc = chromium(tmp_path, "--window-size=1280,1000", f"--screenshot={shot}",
-                    (out / "index.html").as_uri())  # fmt: skip
+    proc = chromium(
+        tmp_path, "--window-size=1280,1000", f"--screenshot={shot}", (out / "index.html").as_uri()
+    )
     assert shot.is_file() and shot.stat().st_size > 10_000, proc.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Uncaught" not in proc.stderr
@@ -188,25 +214,47 @@ def test_table_sorts_in_the_browser(out, tmp_path, header, times, key, descendin
 
 # --- long check names (issue 34) --------------------------------------------------------------
 
-LONG = ("GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M with drop_rate replaced by drop_rate_emb, "
-        "drop_rate_shortcut and drop_rate_attn, nothing else changed")  # fmt: skip
+LONG = (
+    "GPT_CONFIG_SPLIT_DROPOUT is GPT_CONFIG_124M with drop_rate replaced by drop_rate_emb, "
+    "drop_rate_shortcut and drop_rate_attn, nothing else changed"
+)
 
 
 @pytest.fixture
 def long_names(tmp_path) -> Path:
     """A class of two whose checks have a short and a very long name."""
     ledger = Ledger(tmp_path / "long")
-    ledger.set_meta({"exercises": '["4.3"]', "grader_version": "0.1.0", "seed": "7",
-                     "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    ledger.set_meta(
+        {
+            "exercises": '["4.3"]',
+            "grader_version": "0.1.0",
+            "seed": "7",
+            "settings_hash": "x",
+            "settings": "{}",
+        }
+    )
     for name, ok in (("alice", True), ("bob", False)):
-        checks = [CheckResult(LONG, 5.0 * ok, 5.0, ok, "passed" if ok else "wrong"),
-                  CheckResult("same keys", 5.0, 5.0, True, "passed")]  # fmt: skip
-        exercise = ExerciseResult("4.3", "Exercise 4.3", 5.0 + 5.0 * ok, 10.0,
-                                  "passed" if ok else "failed", checks)  # fmt: skip
+        checks = [
+            CheckResult(LONG, 5.0 * ok, 5.0, ok, "passed" if ok else "wrong"),
+            CheckResult("same keys", 5.0, 5.0, True, "passed"),
+        ]
+        exercise = ExerciseResult(
+            "4.3", "Exercise 4.3", 5.0 + 5.0 * ok, 10.0, "passed" if ok else "failed", checks
+        )
         result = GradeResult(name, exercise.score, 10.0, "0.1.0", "2.x", 7, 0.5, [exercise])
-        ledger.record({"name": name, "source": name, "kind": "folder", "content_hash": "h",
-                       "settings_hash": "x", "status": exercise.status, "reason": "",
-                       "graded": 1}, result.to_dict())  # fmt: skip
+        ledger.record(
+            {
+                "name": name,
+                "source": name,
+                "kind": "folder",
+                "content_hash": "h",
+                "settings_hash": "x",
+                "status": exercise.status,
+                "reason": "",
+                "graded": 1,
+            },
+            result.to_dict(),
+        )
     write_dashboard(ledger.db, ledger.out / "index.html", "Long names")
     ledger.close()
     return ledger.out

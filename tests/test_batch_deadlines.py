@@ -88,12 +88,33 @@ def test_a_killed_judge_keeps_what_it_finished_and_names_the_check(tmp_path):
         tracker.note("opened")
         grade_folder(SOLUTION, ["3.1"], max_examples=1, processes=1, progress=tracker.note)
     first, second = checks_for(BY_ID["4.1"])[:2]
-    forged = {"id": "3.2", "title": "x", "score": 999.0, "max_score": 10.0, "status": "passed",
-              "checks": [{"name": "c", "points": 999.0, "max_points": 999.0, "passed": True,
-                          "message": "", "counterexample": None, "reproduce": None}]}  # fmt: skip
-    passed = {"name": first.name, "points": first.points, "max_points": first.points,
-              "passed": True, "message": "passed", "counterexample": None,
-              "reproduce": None}  # fmt: skip
+    forged = {
+        "id": "3.2",
+        "title": "x",
+        "score": 999.0,
+        "max_score": 10.0,
+        "status": "passed",
+        "checks": [
+            {
+                "name": "c",
+                "points": 999.0,
+                "max_points": 999.0,
+                "passed": True,
+                "message": "",
+                "counterexample": None,
+                "reproduce": None,
+            }
+        ],
+    }
+    passed = {
+        "name": first.name,
+        "points": first.points,
+        "max_points": first.points,
+        "passed": True,
+        "message": "passed",
+        "counterexample": None,
+        "reproduce": None,
+    }
     with open(scratch / deadline.PROGRESS, "a", encoding="utf-8") as f:
         f.write(json.dumps({"k": "done", "result": forged}) + "\n")
         f.write(json.dumps({"k": "exercise", "id": "4.1"}) + "\n")
@@ -167,9 +188,12 @@ def test_changes_name_what_differs_but_never_a_value():
     now = {"seed": 2, "grader_version": "0.2.0", "packs": {"a": "9", "c": "3"}}
     said = changes(before, now)
     assert said == [
-        "the grader's version (0.1.0 -> 0.2.0)", "pack a's code changed",
-        "pack b is no longer graded", "pack c is new", "seed",
-    ]  # fmt: skip
+        "the grader's version (0.1.0 -> 0.2.0)",
+        "pack a's code changed",
+        "pack b is no longer graded",
+        "pack c is new",
+        "seed",
+    ]
     assert changes({"seed": 1}, {"seed": 1, "packs": {"a": "1"}}) == [
         "the packs' code was not recorded"
     ]
@@ -185,8 +209,24 @@ def test_a_slow_answer_keeps_its_finished_exercises_and_a_new_deadline_grades_it
     slow.write_text(SLOW_41)
     make_submission(klass / "slow", {"4.1": slow})
     out = tmp_path / "out"
-    common = ("batch", str(klass), "-o", str(out), "-e", "3.1", "-e", "4.1", "--max-examples",
-              "1", "--call-timeout", "300", "-j", "2", "--seed", "11")  # fmt: skip
+    common = (
+        "batch",
+        str(klass),
+        "-o",
+        str(out),
+        "-e",
+        "3.1",
+        "-e",
+        "4.1",
+        "--max-examples",
+        "1",
+        "--call-timeout",
+        "300",
+        "-j",
+        "2",
+        "--seed",
+        "11",
+    )
     first = grade(*common, env={"GRADER_JUDGE_DEADLINE_S": "10"})
     assert first.returncode == 1, first.stderr + first.stdout
     book = gradebook(out)
@@ -197,8 +237,9 @@ def test_a_slow_answer_keeps_its_finished_exercises_and_a_new_deadline_grades_it
     assert "feedforward_params" in reason and "kept: 3.1" in reason
     result = json.loads((out / "results" / "slow.json").read_text())
     assert [(e["id"], e["status"], e["score"]) for e in result["exercises"]] == [
-        ("3.1", "passed", 10.0), ("4.1", "timeout", 0.0)
-    ]  # fmt: skip
+        ("3.1", "passed", 10.0),
+        ("4.1", "timeout", 0.0),
+    ]
 
     same = grade(*common, env={"GRADER_JUDGE_DEADLINE_S": "10"})
     assert "0 graded now, 2 from an earlier run" in same.stdout, same.stdout
@@ -212,15 +253,19 @@ def test_a_slow_answer_keeps_its_finished_exercises_and_a_new_deadline_grades_it
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                  max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=8,
-)  # fmt: skip
+)
 STEP = st.fixed_dictionaries(
     {"k": st.sampled_from(["opened", "exercise", "check", "checked", "done", "?"])},
-    optional={"id": st.sampled_from(["3.1", "4.1", "9.9"]) | JSON, "check": JSON,
-              "result": JSON | st.fixed_dictionaries({"id": st.just("3.1"), "checks": JSON})},
-)  # fmt: skip
+    optional={
+        "id": st.sampled_from(["3.1", "4.1", "9.9"]) | JSON,
+        "check": JSON,
+        "result": JSON | st.fixed_dictionaries({"id": st.just("3.1"), "checks": JSON}),
+    },
+)
 
 
 @settings(

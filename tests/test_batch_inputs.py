@@ -83,8 +83,9 @@ def files_under(folder: Path) -> list[Path]:
     ids=["dotdot", "nested-dotdot", "backslash-dotdot", "absolute", "drive", "symlink", "empty"],
 )
 def test_unsafe_zip_is_refused_before_anything_is_written(tmp_path, members, needle):
-    archive = zip_with(tmp_path / "sub.zip", [("exercises/ok.py", b"x = 1\n"), *members]
-                       if members else [])  # fmt: skip
+    archive = zip_with(
+        tmp_path / "sub.zip", [("exercises/ok.py", b"x = 1\n"), *members] if members else []
+    )
     dest = tmp_path / "out" / "dest"
     with pytest.raises(UnsafeZip, match=needle):
         extract_zip(archive, dest, 1 * MiB, 100)
@@ -129,8 +130,9 @@ def test_too_many_entries(tmp_path):
 
 
 def test_safe_zip_unpacks_and_its_submission_is_found(tmp_path):
-    members = [(f"alice/exercises/{p.name}", p.read_bytes())
-               for p in (SOLUTION / "exercises").glob("*.py")]  # fmt: skip
+    members = [
+        (f"alice/exercises/{p.name}", p.read_bytes()) for p in (SOLUTION / "exercises").glob("*.py")
+    ]
     archive = zip_with(tmp_path / "alice.zip", [*members, ("__MACOSX/alice/._x", b"junk")])
     dest = tmp_path / "dest"
     extract_zip(archive, dest, MiB, 100)
@@ -149,10 +151,15 @@ def test_safe_zip_unpacks_and_its_submission_is_found(tmp_path):
         ({"README.md": b"hi", "hw/alice/exercises/ex3_1_weight_transfer.py": b""}, "hw/alice"),
         ({"alice/exercises/ex3_1_weight_transfer.py": b"", "alice/data.txt": b""}, "alice"),
         ({"notes.txt": b"", "work/answers.ipynb": b"{}"}, "work/answers.ipynb"),
-        ({"a/exercises/ex3_1_weight_transfer.py": b"", "b/exercises/ex3_1_weight_transfer.py": b""},
-         "."),  # two submissions in one zip: not guessed
+        (
+            {
+                "a/exercises/ex3_1_weight_transfer.py": b"",
+                "b/exercises/ex3_1_weight_transfer.py": b"",
+            },
+            ".",
+        ),  # two submissions in one zip: not guessed
     ],
-)  # fmt: skip
+)
 def test_where_the_submission_lies_in_a_zip(tmp_path, layout, root):
     for name, data in layout.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -271,9 +278,15 @@ def test_discover_names_and_skips(tmp_path):
     (tmp_path / "notes.txt").write_text("")
     entries = discover(tmp_path, skip=(tmp_path / "out",))
     assert [(e.name, e.kind) for e in entries] == [
-        ("...", "folder"), (".eve", "notebook"), ("alice", "folder"), ("bob", "zip"),
-        ("carol", "notebook"), ("dave", "folder"), ("dave.zip", "zip"), ("notes.txt", "other"),
-    ]  # fmt: skip
+        ("...", "folder"),
+        (".eve", "notebook"),
+        ("alice", "folder"),
+        ("bob", "zip"),
+        ("carol", "notebook"),
+        ("dave", "folder"),
+        ("dave.zip", "zip"),
+        ("notes.txt", "other"),
+    ]
 
 
 def test_content_hash_follows_content_not_caches(tmp_path):
@@ -293,8 +306,9 @@ def test_content_hash_follows_content_not_caches(tmp_path):
 
 def entry_names() -> st.SearchStrategy[list[str]]:
     """Distinct submission names, as a DIR would hold them."""
-    return st.lists(st.text("abcdefgh_-0123456789", min_size=1, max_size=8), unique=True,
-                    max_size=30)  # fmt: skip
+    return st.lists(
+        st.text("abcdefgh_-0123456789", min_size=1, max_size=8), unique=True, max_size=30
+    )
 
 
 @settings(max_examples=30, derandomize=True, database=None)
@@ -312,12 +326,18 @@ def test_shards_partition_the_class(names, n):
     ("env", "expected"),
     [
         ({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "4"}, (1, 4)),
-        ({"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "4",
-          "SLURM_ARRAY_TASK_MIN": "1"}, (4, 4)),
+        (
+            {
+                "SLURM_ARRAY_TASK_ID": "4",
+                "SLURM_ARRAY_TASK_COUNT": "4",
+                "SLURM_ARRAY_TASK_MIN": "1",
+            },
+            (4, 4),
+        ),
         ({"GRADE_SHARD_INDEX": "0", "GRADE_SHARD_COUNT": "3"}, (1, 3)),
         ({"GRADE_SHARD_INDEX": "2", "GRADE_SHARD_COUNT": "3"}, (3, 3)),
     ],
-)  # fmt: skip
+)
 def test_shard_from_the_environment(env, expected):
     assert shard_from_env(env) == expected
     assert parse_shard("auto", env) == expected
@@ -349,7 +369,9 @@ def config_file(tmp_path: Path, text: str) -> Path:
 
 
 def test_full_config(tmp_path):
-    path = config_file(tmp_path, """
+    path = config_file(
+        tmp_path,
+        """
 exercises = ["4.1", "3.1"]
 seed = 7
 max_examples = 5
@@ -363,7 +385,8 @@ unzip_mb = 8
 max_score = 20
 [points."3.1".checks]
 "sa_v2 is left unchanged" = 3
-""")  # fmt: skip
+""",
+    )
     s = build_settings(read_config(path), seed=9)
     assert s.exercises == ("3.1", "4.1")  # course order
     assert s.seed == 9  # the command line wins

@@ -27,10 +27,14 @@ from grader.shared.registry import BY_ID
 
 HINT_FF = "FeedForward is emb -> 4 emb -> emb, both layers with biases."
 HINT_ATT = "the causal mask is a buffer, not a parameter."
-OFF_BY = ("feedforward_params(cfg) returned {}, but TransformerBlock(cfg).ff has {} trainable "
-          "parameters (off by {}: the biases of both linear layers)")  # fmt: skip
-KEY_ERROR = ("your code raised KeyError: 'emb' (in ex4_1_parameter_counts.py, line {}, in "
-             "feedforward_params: {})")  # fmt: skip
+OFF_BY = (
+    "feedforward_params(cfg) returned {}, but TransformerBlock(cfg).ff has {} trainable "
+    "parameters (off by {}: the biases of both linear layers)"
+)
+KEY_ERROR = (
+    "your code raised KeyError: 'emb' (in ex4_1_parameter_counts.py, line {}, in "
+    "feedforward_params: {})"
+)
 MASK = "attention_params(cfg) returned {}, but TransformerBlock(cfg).att has {} (off by +{})"
 NOT_DONE = "not done yet: write feedforward_params() in exercises/ex4_1_parameter_counts.py."
 CFG = {"emb_dim": 1, "n_heads": 1, "qkv_bias": False}
@@ -59,8 +63,9 @@ def result_for(name: str, fails: dict) -> GradeResult:
     for check in ("ff", "att"):
         if check in fails:
             message, ce = fails[check]
-            checks.append(CheckResult(check, 0.0, 5.0, False, f"{message}\nHint: {HINTS[check]}",
-                                      ce))  # fmt: skip
+            checks.append(
+                CheckResult(check, 0.0, 5.0, False, f"{message}\nHint: {HINTS[check]}", ce)
+            )
         else:
             checks.append(CheckResult(check, 5.0, 5.0, True, "passed"))
     score = sum(c.points for c in checks)
@@ -77,19 +82,35 @@ def class_answers() -> dict[str, dict[str, str]]:
     solution, stubs = SOLUTION / "exercises", ROOT / "exercises"
     alice = {e: source(solution, e) for e in ("3.3", "4.2", "4.3")}
     bob = {e: disguise(t, 4) for e, t in alice.items()}  # bob copied alice, disguised
-    carol = {"3.3": source(solution, "3.3"),
-             "4.2": (CORPUS / "ex4_2" / "correct_closed_form.py").read_text(),
-             "4.3": (CORPUS / "ex4_3" / "correct_functional_dropout.py").read_text()}  # fmt: skip
+    carol = {
+        "3.3": source(solution, "3.3"),
+        "4.2": (CORPUS / "ex4_2" / "correct_closed_form.py").read_text(),
+        "4.3": (CORPUS / "ex4_3" / "correct_functional_dropout.py").read_text(),
+    }
     stub = {e: source(stubs, e) for e in ("3.3", "4.2", "4.3")}
-    return {"alice": alice, "bob": bob, "carol": carol, "dan": stub, HOSTILE: stub,
-            "=cmd|calc": {"4.2": disguise(alice["4.2"], 9)}, "erin": {}}  # fmt: skip
+    return {
+        "alice": alice,
+        "bob": bob,
+        "carol": carol,
+        "dan": stub,
+        HOSTILE: stub,
+        "=cmd|calc": {"4.2": disguise(alice["4.2"], 9)},
+        "erin": {},
+    }
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory) -> Path:
     ledger = Ledger(tmp_path_factory.mktemp("insight") / "out")
-    ledger.set_meta({"exercises": '["3.3", "4.1", "4.2", "4.3"]', "grader_version": "0.1.0",
-                     "seed": "7", "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    ledger.set_meta(
+        {
+            "exercises": '["3.3", "4.1", "4.2", "4.3"]',
+            "grader_version": "0.1.0",
+            "seed": "7",
+            "settings_hash": "x",
+            "settings": "{}",
+        }
+    )
     insight.ensure_schema(ledger.db)
     texts = class_answers()
     for name, fails in FAILS.items():
@@ -97,12 +118,18 @@ def out(tmp_path_factory) -> Path:
         unreadable = name == "erin"
         status = "error" if unreadable else "passed" if result.all_passed else "failed"
         ledger.record(
-            {"name": name, "source": name, "kind": "folder", "content_hash": "h",
-             "settings_hash": "x", "status": status,
-             "reason": "erin.zip: not a valid zip file" if unreadable else "",
-             "graded": int(not unreadable)},
+            {
+                "name": name,
+                "source": name,
+                "kind": "folder",
+                "content_hash": "h",
+                "settings_hash": "x",
+                "status": status,
+                "reason": "erin.zip: not a valid zip file" if unreadable else "",
+                "graded": int(not unreadable),
+            },
             result.to_dict(),
-        )  # fmt: skip
+        )
         answers.store(ledger.db, name, "h", texts[name])
     insight.write_insight(ledger.db, ledger.out)
     write_dashboard(ledger.db, ledger.out / "index.html", "Insight <test>")
@@ -181,8 +208,12 @@ def test_similarity_tables_and_csv(out):
     rows = (out / "similarity.csv").read_text().splitlines()
     assert rows[0] == "exercise,submission_a,submission_b,similarity"
     pairs = {tuple(r.split(",")[:3]) for r in rows[1:]}
-    assert {("4.2", "alice", "bob"), ("4.3", "alice", "bob"), ("4.2", "'=cmd|calc", "alice"),
-            ("4.2", "'=cmd|calc", "bob")} == pairs  # fmt: skip
+    assert {
+        ("4.2", "alice", "bob"),
+        ("4.3", "alice", "bob"),
+        ("4.2", "'=cmd|calc", "alice"),
+        ("4.2", "'=cmd|calc", "bob"),
+    } == pairs
     db = sqlite3.connect(out / "gradebook.sqlite")
     short = dict(db.execute("SELECT exercise_id, short FROM similarity_runs"))
     assert len(json.loads(short["3.3"])) == 5  # every answer to 3.3 is one line
@@ -239,7 +270,8 @@ def test_sections_open_in_the_browser(out, tmp_path, selector, inner):
     assert proc.returncode == 0, proc.stderr[-2000:]
     state = body_attributes(proc.stdout)
     (shown_before, height_before), (shown_after, height_after) = (
-        state[k].split() for k in ("before", "after"))  # fmt: skip
+        state[k].split() for k in ("before", "after")
+    )
     assert state["open"] == "true" and shown_before == "false" and shown_after == "true"
     assert float(height_after) > float(height_before) + 100  # the content is laid out
     assert "Uncaught" not in proc.stderr
@@ -252,18 +284,42 @@ def test_a_hint_that_belongs_to_a_cause_is_the_hint_they_received(tmp_path):
     """A check with a cause holds no hint in its message (the cause's is shown once, under the
     cause): the group's hint is the cause's, read from the example's result file."""
     ledger = Ledger(tmp_path / "out")
-    ledger.set_meta({"exercises": '["4.1"]', "grader_version": "0.1.0", "seed": "7",
-                     "settings_hash": "x", "settings": "{}"})  # fmt: skip
+    ledger.set_meta(
+        {
+            "exercises": '["4.1"]',
+            "grader_version": "0.1.0",
+            "seed": "7",
+            "settings_hash": "x",
+            "settings": "{}",
+        }
+    )
     insight.ensure_schema(ledger.db)
     cause = {"key": "part:GELU:output", "text": "your GELU differs", "hint": "use tanh", "rank": 1}
     for name, with_cause in (("ann", True), ("ben", False)):
-        check = CheckResult("ff", 0.0, 10.0, False, f"{name}'s logits differ", CFG,
-                            cause=cause if with_cause else None)  # fmt: skip
+        check = CheckResult(
+            "ff",
+            0.0,
+            10.0,
+            False,
+            f"{name}'s logits differ",
+            CFG,
+            cause=cause if with_cause else None,
+        )
         exercise = ExerciseResult("4.1", "Exercise 4.1", 0.0, 10.0, "failed", [check])
         result = GradeResult(name, 0.0, 10.0, "0.1.0", "2.x", 7, 0.5, [exercise])
-        ledger.record({"name": name, "source": name, "kind": "folder", "content_hash": "h",
-                       "settings_hash": "x", "status": "failed", "reason": "", "graded": 1},
-                      result.to_dict())  # fmt: skip
+        ledger.record(
+            {
+                "name": name,
+                "source": name,
+                "kind": "folder",
+                "content_hash": "h",
+                "settings_hash": "x",
+                "status": "failed",
+                "reason": "",
+                "graded": 1,
+            },
+            result.to_dict(),
+        )
     insight.write_insight(ledger.db, ledger.out)
     rows = ledger.db.execute("SELECT example, hint FROM failure_groups ORDER BY example")
     assert rows.fetchall() == [("ann", "use tanh"), ("ben", "")]

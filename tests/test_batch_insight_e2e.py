@@ -44,8 +44,10 @@ def make_class(root: Path) -> Path:
 
 def pairs(out: Path) -> dict[tuple[str, str, str], float]:
     with (out / "similarity.csv").open() as f:
-        return {(r["exercise"], r["submission_a"], r["submission_b"]): float(r["similarity"])
-                for r in csv.DictReader(f)}  # fmt: skip
+        return {
+            (r["exercise"], r["submission_a"], r["submission_b"]): float(r["similarity"])
+            for r in csv.DictReader(f)
+        }
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +67,11 @@ def test_merge_finds_copies_across_shards(merged):
     one, two, everyone = (pairs(merged / d) for d in ("shard-1", "shard-2", "all"))
     assert set(one) == {("4.2", "carol", "nina"), ("4.3", "carol", "nina")}
     assert set(two) == set()
-    assert set(everyone) == set(one) | {("4.2", "alice", "bob"), ("4.3", "alice", "bob"),
-                                        ("4.2", "erik", "fay")}  # fmt: skip
+    assert set(everyone) == set(one) | {
+        ("4.2", "alice", "bob"),
+        ("4.3", "alice", "bob"),
+        ("4.2", "erik", "fay"),
+    }
     assert all(v >= 0.7 for v in everyone.values())  # no stub, no independent answer either
 
 
@@ -79,8 +84,10 @@ def test_failure_groups_cover_the_merged_class(merged):
         "GROUP BY g.check_name, g.rank ORDER BY g.position, g.rank"
     ).fetchall()
     counts = [r for r in rows if r[0].startswith("total_params is the parameter count")]
-    assert [(r[1], sorted(r[3].split(","))) for r in counts] == [(2, ["erik", "fay"]),
-                                                                 (1, ["dave"])]  # fmt: skip
+    assert [(r[1], sorted(r[3].split(","))) for r in counts] == [
+        (2, ["erik", "fay"]),
+        (1, ["dave"]),
+    ]
     assert counts[0][2].startswith("total_params(cfg) returned 0; GPTModel(cfg) has")
     assert counts[1][2].startswith("not done yet")
     html = (merged / "all" / "index.html").read_text()
@@ -106,18 +113,23 @@ var d = document.querySelector({open!r}); d.open = true;
 @needs_browser
 @pytest.mark.parametrize(
     ("name", "hide", "open_"),
-    [("dashboard-similarity", ".cards, .charts, #wrong",
-      'details.pair[data-exercise="4.3"]'),
-     ("dashboard-failures", ".cards, .charts, #similar",
-      'details.check[data-exercise="4.2"][data-failed="3"]')],
-)  # fmt: skip
+    [
+        ("dashboard-similarity", ".cards, .charts, #wrong", 'details.pair[data-exercise="4.3"]'),
+        (
+            "dashboard-failures",
+            ".cards, .charts, #similar",
+            'details.check[data-exercise="4.2"][data-failed="3"]',
+        ),
+    ],
+)
 def test_dashboard_screenshots(merged, tmp_path, name, hide, open_):
     """The two insight sections of a real merged class, one pair / one check opened."""
     folder = ROOT / "docs" / "screenshots" if os.environ.get("UPDATE_SCREENSHOTS") else tmp_path
     out = merged / "all"
     page = out / f"{name}.html"
-    page.write_text((out / "index.html").read_text().replace(
-        "</body>", SHOT.format(hide=hide, open=open_)))  # fmt: skip
+    page.write_text(
+        (out / "index.html").read_text().replace("</body>", SHOT.format(hide=hide, open=open_))
+    )
     shot = folder / f"{name}.png"
     proc = chromium(tmp_path, "--window-size=1280,900", f"--screenshot={shot}", page.as_uri())
     assert shot.is_file() and shot.stat().st_size > 10_000, proc.stderr[-2000:]

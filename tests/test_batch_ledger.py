@@ -19,14 +19,28 @@ from grader.result.schema import CheckResult, ExerciseResult, GradeResult
 
 def result(name: str, passed: bool) -> dict:
     checks = [CheckResult(f"check {i}", 5.0 if passed else 0.0, 5.0, passed, "m") for i in (1, 2)]
-    ex = ExerciseResult("3.1", "Weight transfer", 10.0 if passed else 0.0, 10.0,
-                        "passed" if passed else "failed", checks)  # fmt: skip
+    ex = ExerciseResult(
+        "3.1",
+        "Weight transfer",
+        10.0 if passed else 0.0,
+        10.0,
+        "passed" if passed else "failed",
+        checks,
+    )
     return GradeResult(name, ex.score, 10.0, "0.1.0", "2.x", 1, 0.1, [ex]).to_dict()
 
 
 def row(name: str, status: str) -> dict:
-    return {"name": name, "source": name, "kind": "folder", "content_hash": status,
-            "settings_hash": "s", "status": status, "reason": "", "graded": 1}  # fmt: skip
+    return {
+        "name": name,
+        "source": name,
+        "kind": "folder",
+        "content_hash": status,
+        "settings_hash": "s",
+        "status": status,
+        "reason": "",
+        "graded": 1,
+    }
 
 
 def crash_while(out: Path, patch: str) -> subprocess.CompletedProcess:
@@ -43,8 +57,9 @@ def crash_while(out: Path, patch: str) -> subprocess.CompletedProcess:
         {patch}
         ledger.record(row("alice", "passed"), result("alice", True), render_report=False)
     """)
-    return subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_killed_inside_the_transaction_leaves_the_old_rows(tmp_path):

@@ -239,10 +239,24 @@ def test_a_class_of_attacks_is_graded_within_bounds(tmp_path):
         encoding="utf-8",
     )
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
-               "-j", "2"]  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", MEASURED, *command], capture_output=True,
-                          text=True, cwd=ROOT, timeout=1200)  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "grader.commands.cli",
+        "batch",
+        str(klass),
+        "-o",
+        str(out),
+        "-j",
+        "2",
+    ]
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, *command],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=1200,
+    )
     report = json.loads(done.stdout)
     assert report["code"] == 1, report["err"] + report["out"]
     book = rows(out)

@@ -114,8 +114,9 @@ def test_the_text_report_says_a_cause_once_above_the_checks_it_breaks():
     assert "Hint: copy it" in verbose  # a failure without a cause keeps its own hint
 
 
-STRUCTURE = causes.Cause("structure:Mine", "it is a Mine, not the book's class", "use the "
-                         "book's class", causes.STATEMENT)  # fmt: skip
+STRUCTURE = causes.Cause(
+    "structure:Mine", "it is a Mine, not the book's class", "use the book's class", causes.STATEMENT
+)
 FOLLOWER = causes.Cause("arguments", "it ignores dropout", "pass dropout on", causes.ROOT)
 
 
@@ -264,28 +265,38 @@ def test_a_count_per_block_is_confirmed_by_asking_again_with_the_value_changed()
     """Two config values equal the factor (n_layers = n_heads = 2): asking again with each
     changed finds the one the count follows; a count that does not follow it names nothing."""
     cfg = {**GPT_CONFIG_124M, "emb_dim": 12, "n_heads": 2, "n_layers": 2}
-    per_block = Recount(cfg, lambda c: c["n_layers"] * feedforward_count(c), feedforward_count,
-                        _ff_parts)  # fmt: skip
+    per_block = Recount(
+        cfg, lambda c: c["n_layers"] * feedforward_count(c), feedforward_count, _ff_parts
+    )
     got = per_block.ask(cfg)
     failed = wrong_count("wrong", got, feedforward_count(cfg), [], None, None, per_block)
     assert "counted 2 times, 2 being n_layers" in str(failed) and failed.kind == "count:per-config"
     assert "with n_layers = 3 it returns" in str(failed)
     assert "not once per n_layers" in failed.cause.hint
     twice = Recount(cfg, lambda c: 2 * feedforward_count(c), feedforward_count, _ff_parts)
-    failed = wrong_count("wrong", got, feedforward_count(cfg), [], lambda: _ff_parts(cfg), None,
-                         twice)  # fmt: skip
+    failed = wrong_count(
+        "wrong", got, feedforward_count(cfg), [], lambda: _ff_parts(cfg), None, twice
+    )
     assert "n_layers" not in str(failed) and "n_heads" not in str(failed)
     assert failed.kind == "count:twice"
 
 
 def test_a_model_count_with_one_block_names_n_layers():
-    cfg = {**GPT_CONFIG_124M, "vocab_size": 10, "context_length": 4, "emb_dim": 4, "n_heads": 2,
-           "n_layers": 3}  # fmt: skip
+    cfg = {
+        **GPT_CONFIG_124M,
+        "vocab_size": 10,
+        "context_length": 4,
+        "emb_dim": 4,
+        "n_heads": 2,
+        "n_layers": 3,
+    }
     block = model_count(cfg) - model_count({**cfg, "n_layers": 0})
     one_block = Recount(
-        cfg, lambda c: model_count(c) - block // 3 * (c["n_layers"] - 1), model_count,
+        cfg,
+        lambda c: model_count(c) - block // 3 * (c["n_layers"] - 1),
+        model_count,
         lambda c: parts(lambda: GPTModel(c)),
-    )  # fmt: skip
+    )
     got = one_block.ask(cfg)
     failed = wrong_count("wrong", got, model_count(cfg), [], None, None, one_block)
     assert "1/3 of trf_blocks (" in str(failed) and "being n_layers" in str(failed)

@@ -182,8 +182,9 @@ def test_a_mistake_caught_only_near_float_noise_gets_a_warning():
     expected = torch.tensor([0.5, -1.25, 2.0])
     near = failed_by(expected, expected + torch.tensor([0.0, 1.577e-4, 0.0]))
     warning = near_noise(near)
-    assert warning.startswith("caught only by a largest difference of 0.0001577, within 100x "
-                              "the tolerance"), warning  # fmt: skip
+    assert warning.startswith(
+        "caught only by a largest difference of 0.0001577, within 100x the tolerance"
+    ), warning
     assert near_noise(failed_by(expected, expected * 2)) is None  # far beyond the noise
     shape = ExerciseResult(
         "t1", "T", 0, 10, "failed", [CheckResult("shape", 0, 10, False, "has shape (2,)")]

@@ -145,10 +145,17 @@ def test_grading_leaves_nothing_behind(tmp_path):
     work.mkdir()
     tmp.mkdir()
     proc = grade_cli(
-        str(SOLUTION), "-e", "3.1", *FAST, "--format", "json",
-        cwd=work, env={**os.environ, "TMPDIR": str(tmp)}, module="grader.commands.cli",
+        str(SOLUTION),
+        "-e",
+        "3.1",
+        *FAST,
+        "--format",
+        "json",
+        cwd=work,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        module="grader.commands.cli",
         fresh=True,  # its own fork server, to see that it is gone
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 10
     assert list(work.iterdir()) == []
@@ -167,8 +174,15 @@ def test_a_usage_error_of_a_subcommand_is_one_line_under_python_m(tmp_path):
     # Run as ``python -m grader.commands.cli`` the command line is ``__main__``: its errors must
     # still be the one class the subcommands raise (grader.shared.errors), not an "internal error".
     (tmp_path / "class").mkdir()
-    proc = grade("batch", str(tmp_path / "class"), "-o", str(tmp_path / "out"), "--shard", "1/2",
-                 cwd=Path.cwd())  # fmt: skip
+    proc = grade(
+        "batch",
+        str(tmp_path / "class"),
+        "-o",
+        str(tmp_path / "out"),
+        "--shard",
+        "1/2",
+        cwd=Path.cwd(),
+    )
     assert proc.returncode == 2
     assert proc.stderr.startswith("grade: error: ") and "internal error" not in proc.stderr
 

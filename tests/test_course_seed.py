@@ -55,8 +55,9 @@ def test_grade_seed_grades_with_the_course_seed_and_hides_it(answers):
 
 
 def test_seed_on_the_command_line_wins_over_grade_seed(answers):
-    result = grade_json(answers["lookup"], "--seed", str(PUBLIC_SEED),
-                        env={"GRADE_SEED": str(COURSE)})  # fmt: skip
+    result = grade_json(
+        answers["lookup"], "--seed", str(PUBLIC_SEED), env={"GRADE_SEED": str(COURSE)}
+    )
     assert result["seed"] == PUBLIC_SEED and score_41(result) == 10
 
 
@@ -67,11 +68,24 @@ def test_an_empty_grade_seed_is_the_public_seed(answers):
 
 
 def test_no_output_of_a_ci_run_shows_the_course_seed(answers, tmp_path):
-    env = {"GRADE_SEED": str(COURSE), "GITHUB_OUTPUT": str(tmp_path / "output"),
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}  # fmt: skip
+    env = {
+        "GRADE_SEED": str(COURSE),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
     html, saved = tmp_path / "report.html", tmp_path / "result.json"
-    github = run(str(answers["lookup"]), "-e", "4.1", "--format", "github", "--html", str(html),
-                 "--json", str(saved), env=env)  # fmt: skip
+    github = run(
+        str(answers["lookup"]),
+        "-e",
+        "4.1",
+        "--format",
+        "github",
+        "--html",
+        str(html),
+        "--json",
+        str(saved),
+        env=env,
+    )
     text = run(str(answers["lookup"]), "-e", "4.1", "-v", env=env)
     junit = run(str(answers["lookup"]), "-e", "4.1", "--format", "junit", env=env)
     for proc in (github, text, junit):
@@ -97,11 +111,23 @@ def test_no_output_of_a_ci_run_shows_the_course_seed(answers, tmp_path):
 
 def test_pytest_in_ci_reads_grade_seed_too(answers, tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--grade={answers['lookup']}",
-         "--grade-exercise", "4.1", f"--junitxml={tmp_path / 'junit.xml'}"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            f"--grade={answers['lookup']}",
+            "--grade-exercise",
+            "4.1",
+            f"--junitxml={tmp_path / 'junit.xml'}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
         env={**os.environ, "GRADE_SEED": str(COURSE), "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    )
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]  # some check fails
     assert "(course seed)" in proc.stdout
     assert str(COURSE) not in proc.stdout + proc.stderr + (tmp_path / "junit.xml").read_text()
@@ -116,8 +142,9 @@ def test_workers_never_see_grade_seed(answers, sandbox):
 
 def test_sandboxed_workers_cannot_read_it_from_another_process(answers):
     """The spawn path (--no-sandbox) has no PID namespace: only the sandbox promises this."""
-    result = grade_json(answers["proc-sniffer"], "--strict-sandbox",
-                        env={"GRADE_SEED": str(COURSE)})  # fmt: skip
+    result = grade_json(
+        answers["proc-sniffer"], "--strict-sandbox", env={"GRADE_SEED": str(COURSE)}
+    )
     assert score_41(result) == 10, json.dumps(result, indent=1)[:3000]
 
 

@@ -90,8 +90,9 @@ def test_a_repeated_batch_keeps_its_seed_and_compares_with_the_public_one(graded
     assert public["seed"] == PUBLIC_SEED and score_41(public) == 10
     dashboard = (out / "index.html").read_text()
     assert re.search(r'id="n-public-only">1<', dashboard)
-    flagged = re.findall(r'data-v="(\w+)"><a [^\n]*passes only the public examples \(4\.1\)',
-                         dashboard)  # fmt: skip
+    flagged = re.findall(
+        r'data-v="(\w+)"><a [^\n]*passes only the public examples \(4\.1\)', dashboard
+    )
     assert flagged == ["lookup"]
 
 
@@ -125,10 +126,22 @@ def test_a_batch_killed_with_kill_9_resumes_with_the_seed_it_drew(tmp_path):
         make_submission(klass / name, {e: None for e in ("3.2", "3.3", "4.2", "4.3")})
     out = tmp_path / "out"
     first = subprocess.Popen(
-        [sys.executable, "-m", "grader.commands.cli", "batch", str(klass), "-o", str(out),
-         "-j", "1"],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            "batch",
+            str(klass),
+            "-o",
+            str(out),
+            "-j",
+            "1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while committed(out) < 1:  # killed once the first submission is in the gradebook
         assert time.monotonic() < deadline and first.poll() is None, "nothing was graded"
@@ -211,8 +224,7 @@ def test_the_student_edition_never_holds_a_grading_toml(tmp_path):
 
     root = tmp_path / "project"
     for name in (*PACKAGES, "templates"):
-        shutil.copytree(ROOT / name, root / name,
-                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        shutil.copytree(ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "constraints.txt"):
         shutil.copyfile(ROOT / name, root / name)
     shutil.copytree(SOLUTION, root / "tests" / "submissions" / "solution")

@@ -80,9 +80,12 @@ def test_named_arguments_are_passed_in_the_order_written_whatever_the_drawn_orde
     (``st.fixed_dictionaries`` varies it): passing the example on as it comes would call
     ``windows(step, ids, size)`` for some draws; names given in order never do."""
     strategy = st.fixed_dictionaries(
-        {"ids": st.lists(st.integers(0, 9), max_size=6), "size": st.integers(1, 3),
-         "step": st.integers(1, 3)}
-    )  # fmt: skip
+        {
+            "ids": st.lists(st.integers(0, 9), max_size=6),
+            "size": st.integers(1, 3),
+            "step": st.integers(1, 3),
+        }
+    )
     check = same_as_reference(
         name="windows(ids, size, step)",
         answer="ex9_4_windows:windows",
@@ -128,7 +131,7 @@ def test_a_dict_of_strategies_is_the_answers_arguments_and_the_reference_is_call
             "ids": st.lists(st.integers(0, 9)),
             "size": st.integers(1, 3),
             "step": st.integers(1, 3),
-        },  # fmt: skip
+        },
         reference=book,
         points=1,
         hint="every step-th start",

@@ -77,7 +77,7 @@ def check():
                 "alpha": st.just(2.0),
                 "seed": st.integers(0, 9),
             }
-        ),  # fmt: skip
+        ),
         arguments=("in_dim", "out_dim", "rank", "alpha"),
         reference=lambda ex: LoRALayer(ex["in_dim"], ex["out_dim"], ex["rank"], ex["alpha"]),
         seed=lambda ex: ex["seed"],

@@ -60,8 +60,16 @@ def test_a_failing_diagnosis_keeps_the_verdict_and_is_logged(tmp_path, monkeypat
         raise RuntimeError("value cannot be converted to type double without overflow")
 
     monkeypatch.setattr(located, "first_difference", broken)
-    model = GPTModel({**GPT_CONFIG_124M, "emb_dim": 8, "n_heads": 2, "n_layers": 1,
-                      "vocab_size": 11, "context_length": 8})  # fmt: skip
+    model = GPTModel(
+        {
+            **GPT_CONFIG_124M,
+            "emb_dim": 8,
+            "n_heads": 2,
+            "n_layers": 1,
+            "vocab_size": 11,
+            "context_length": 8,
+        }
+    )
 
     class Worker:
         limits = type("L", (), {"exercise_budget_s": 90.0})()
@@ -84,8 +92,14 @@ def test_a_failing_diagnosis_keeps_the_verdict_and_is_logged(tmp_path, monkeypat
     assert "without overflow" in log.read_text()
 
 
-CFG = {**GPT_CONFIG_124M, "emb_dim": 16, "n_heads": 2, "n_layers": 2, "vocab_size": 50,
-       "context_length": 16}  # fmt: skip
+CFG = {
+    **GPT_CONFIG_124M,
+    "emb_dim": 16,
+    "n_heads": 2,
+    "n_layers": 2,
+    "vocab_size": 50,
+    "context_length": 16,
+}
 
 
 def counted(model: torch.nn.Module) -> list[int]:
@@ -98,8 +112,14 @@ def counted(model: torch.nn.Module) -> list[int]:
 def forged_entry(tokens: torch.Tensor) -> dict:
     """A trace entry saying the whole model ran on ``tokens`` and gave nothing like it."""
     out = torch.zeros(*tokens.shape, CFG["vocab_size"])[..., :1]
-    return {"name": "", "class": "GPTModel", "args": 1, "input": tokens, "output": out,
-            "output_shape": [*tokens.shape, CFG["vocab_size"]]}  # fmt: skip
+    return {
+        "name": "",
+        "class": "GPTModel",
+        "args": 1,
+        "input": tokens,
+        "output": out,
+        "output_shape": [*tokens.shape, CFG["vocab_size"]],
+    }
 
 
 def test_a_forged_trace_is_not_replayed_on_more_than_the_check_gave():
@@ -160,8 +180,9 @@ def test_grade_and_grade_batch_agree_on_the_complex_case(tmp_path):
     mallory = klass / "mallory"
     shutil.copytree(SOLUTION, mallory)
     shutil.copyfile(COMPLEX, mallory / "exercises" / "ex4_3_split_dropout.py")
-    single = grade_cli("class/mallory", "-e", "4.3", "--seed", "4242", "--format", "json",
-                       cwd=tmp_path)  # fmt: skip
+    single = grade_cli(
+        "class/mallory", "-e", "4.3", "--seed", "4242", "--format", "json", cwd=tmp_path
+    )
     assert single.returncode == 1, single.stdout + single.stderr
     alone = json.loads(single.stdout[single.stdout.index("{") :])["exercises"][0]
     batch = grade_cli("batch", "class", "-o", "out", "-e", "4.3", "--seed", "4242", cwd=tmp_path)

@@ -532,10 +532,15 @@ def watched(ws: Path, command: str) -> subprocess.CompletedProcess:
     # Ctrl-C as a terminal has it: pytest-xdist's workers run with SIGINT ignored, and an
     # ignored signal stays ignored across exec (grade would then never see the Ctrl-C).
     proc = subprocess.Popen(
-        ["bash", "-c", command], cwd=ws, env=environment(), stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        ["bash", "-c", command],
+        cwd=ws,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(proc.stdout), daemon=True)
     reader.start()

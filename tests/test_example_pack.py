@@ -105,10 +105,23 @@ def test_grade_batch(graded, wrong, tmp_path):
 
 def test_pytest_grade(graded, wrong, tmp_path):
     env = {**pasting_env(), "GRADER_PACK": str(PACK)}
-    done = run("-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "--grade", str(wrong),
-               "-q", "-rA", cwd=tmp_path, env=env)  # fmt: skip
-    failing = {c["name"] for ex in graded["wrong"]["exercises"] for c in ex["checks"]
-               if not c["passed"]}  # fmt: skip
+    done = run(
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "0",
+        "--grade",
+        str(wrong),
+        "-q",
+        "-rA",
+        cwd=tmp_path,
+        env=env,
+    )
+    failing = {
+        c["name"] for ex in graded["wrong"]["exercises"] for c in ex["checks"] if not c["passed"]
+    }
     assert done.returncode == 1, done.stdout[-2000:]
     assert f"{len(failing)} failed" in done.stdout.splitlines()[-1], done.stdout[-1500:]
 
@@ -156,8 +169,16 @@ def test_grade_release_ships_the_stubs_and_no_solution(tmp_path):
     shipped = "\n".join(p.read_text(errors="replace") for p in out.rglob("*.py"))
     assert "is_deterministic" in shipped  # the stub's function
     assert not (out / "solution").exists() and not list(out.rglob("corpus"))
-    graded = run("-m", "grader", "--pack", str(out / PACK.name), str(out), "--format", "json",
-                 env={**pasting_env(), "PYTHONPATH": str(out)})  # fmt: skip
+    graded = run(
+        "-m",
+        "grader",
+        "--pack",
+        str(out / PACK.name),
+        str(out),
+        "--format",
+        "json",
+        env={**pasting_env(), "PYTHONPATH": str(out)},
+    )
     assert scores(json.loads(graded.stdout)) == {"5.1": 0, "5.2": 0, "5.3": 0}, graded.stderr
 
 
@@ -166,8 +187,17 @@ def test_found_when_installed(tmp_path):
     --pack llm-ch5`` finds it by name, beside the first pack."""
     target, copy = tmp_path / "site", tmp_path / "course"  # a build writes beside the source
     shutil.copytree(COURSE, copy, ignore=shutil.ignore_patterns("build", "*.egg-info", "__py*"))
-    done = run("-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-               "--target", str(target), str(copy))  # fmt: skip
+    done = run(
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        "--no-deps",
+        "--no-build-isolation",
+        "--target",
+        str(target),
+        str(copy),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     env = {**pasting_env(), "PYTHONPATH": str(target)}
     done = grade("--pack", "llm-ch5", str(SOLUTION), "--format", "json", env=env)
@@ -191,8 +221,9 @@ def test_check_pack_passes_and_fails_on_a_broken_solution(tmp_path):
     kept = [next(p for p in cases if p.name.startswith(k)) for k in ("wrong_", "correct_")]
     for path in set(cases) - set(kept):
         path.unlink()
-    done = grade("check-pack", str(broken / PACK.name), "-e", "5.1", "--mutants", "0",
-                 "--no-snippets")  # fmt: skip
+    done = grade(
+        "check-pack", str(broken / PACK.name), "-e", "5.1", "--mutants", "0", "--no-snippets"
+    )
     assert done.returncode == 1
     assert "solution" in done.stdout and "FAIL" in done.stdout, done.stdout[-3000:]
     assert any(line.split()[:2] == ["solution", "FAIL"] for line in done.stdout.splitlines())

@@ -78,8 +78,9 @@ def listed(report: str, title: str) -> list[str]:
 
 
 def test_moodle_identifier_column_first_then_one_column_per_grade_item(out, roster, capsys):
-    code, rows, err = export(capsys, str(out), "--roster", str(roster), "--format", "moodle",
-                             "--items", "both")  # fmt: skip
+    code, rows, err = export(
+        capsys, str(out), "--roster", str(roster), "--format", "moodle", "--items", "both"
+    )
     assert code == 0, err
     assert rows == [
         ["Email address", ITEM_31, ITEM_41, "Total"],
@@ -90,8 +91,19 @@ def test_moodle_identifier_column_first_then_one_column_per_grade_item(out, rost
 
 
 def test_moodle_grades_are_numbers_or_no_grade_and_percent_stays_within_100(out, roster, capsys):
-    code, rows, _ = export(capsys, str(out), "--roster", str(roster), "--format", "moodle",
-                           "--percent", "--id-column", "username", "--items", "both")  # fmt: skip
+    code, rows, _ = export(
+        capsys,
+        str(out),
+        "--roster",
+        str(roster),
+        "--format",
+        "moodle",
+        "--percent",
+        "--id-column",
+        "username",
+        "--items",
+        "both",
+    )
     assert code == 0
     assert rows[0][0] == "Username"
     assert rows[1:] == [
@@ -106,8 +118,16 @@ def test_moodle_grades_are_numbers_or_no_grade_and_percent_stays_within_100(out,
 def test_moodle_id_number_is_the_default_when_identifiers_are_not_addresses(out, tmp_path, capsys):
     plain = tmp_path / "roster.csv"
     plain.write_text("folder,identifier\nhw1-alice,20240001\n", encoding="utf-8")
-    _, rows, _ = export(capsys, str(out), "--roster", str(plain), "--format", "moodle",
-                        "--total-name", "Attention lab")  # fmt: skip
+    _, rows, _ = export(
+        capsys,
+        str(out),
+        "--roster",
+        str(plain),
+        "--format",
+        "moodle",
+        "--total-name",
+        "Attention lab",
+    )
     assert rows == [["ID number", "Attention lab"], ["20240001", "20"]]  # the total by default
 
 
@@ -125,8 +145,9 @@ def canvas_reads_the_header(rows: list[list[str]]) -> None:
 
 
 def test_canvas_student_columns_then_assignments_and_a_points_possible_row(out, roster, capsys):
-    code, rows, err = export(capsys, str(out), "--roster", str(roster), "--format", "canvas",
-                             "--items", "both")  # fmt: skip
+    code, rows, err = export(
+        capsys, str(out), "--roster", str(roster), "--format", "canvas", "--items", "both"
+    )
     assert code == 0, err
     canvas_reads_the_header(rows)
     assert rows == [
@@ -140,24 +161,44 @@ def test_canvas_student_columns_then_assignments_and_a_points_possible_row(out, 
 
 @pytest.mark.parametrize("id_column, where", [("sis_user_id", 2), ("id", 1)])
 def test_canvas_identifier_goes_where_asked(out, roster, capsys, id_column, where):
-    _, rows, _ = export(capsys, str(out), "--roster", str(roster), "--format", "canvas",
-                        "--id-column", id_column)  # fmt: skip
+    _, rows, _ = export(
+        capsys, str(out), "--roster", str(roster), "--format", "canvas", "--id-column", id_column
+    )
     canvas_reads_the_header(rows)
     assert [r[where] for r in rows[2:]] == ["alice@uni.edu", "bob@uni.edu", "dan@uni.edu"]
     assert [r[3] for r in rows[2:]] == ["", "", ""]
 
 
 def test_canvas_one_assignment_for_the_total_in_percent(out, roster, capsys):
-    _, rows, _ = export(capsys, str(out), "--roster", str(roster), "--format", "canvas",
-                        "--percent", "--items", "total",
-                        "--total-name", "Attention lab")  # fmt: skip
+    _, rows, _ = export(
+        capsys,
+        str(out),
+        "--roster",
+        str(roster),
+        "--format",
+        "canvas",
+        "--percent",
+        "--items",
+        "total",
+        "--total-name",
+        "Attention lab",
+    )
     canvas_reads_the_header(rows)
     assert [r[5:] for r in rows] == [["Attention lab"], ["100"], ["100"], ["75"], [""]]
 
 
 def test_zero_missing_gives_students_with_no_submission_a_row_of_zeros(out, roster, capsys):
-    _, rows, _ = export(capsys, str(out), "--roster", str(roster), "--format", "canvas",
-                        "--zero-missing", "--items", "both")  # fmt: skip
+    _, rows, _ = export(
+        capsys,
+        str(out),
+        "--roster",
+        str(roster),
+        "--format",
+        "canvas",
+        "--zero-missing",
+        "--items",
+        "both",
+    )
     assert ["Carol Chen", "", "", "carol@uni.edu", "", "0", "0", "0"] in rows
 
 
@@ -177,8 +218,9 @@ def test_csv_has_every_student_of_the_roster_with_a_status(out, roster, capsys):
 
 
 def test_csv_items_exercises_only(out, roster, capsys):
-    _, rows, _ = export(capsys, str(out), "--roster", str(roster), "--items", "exercises",
-                        "--percent")  # fmt: skip
+    _, rows, _ = export(
+        capsys, str(out), "--roster", str(roster), "--items", "exercises", "--percent"
+    )
     assert rows[0] == ["identifier", "name", "submission", "3.1", "4.1", "status"]
     assert rows[2] == ["bob@uni.edu", "", "hw1-bob", "50", "100", "failed"]
 
@@ -198,8 +240,9 @@ def test_unmatched_are_listed_both_ways_on_stderr(out, roster, capsys):
 
 def test_output_file_and_the_report_on_stdout(out, roster, tmp_path, capsys):
     target = tmp_path / "grades" / "canvas.csv"
-    code = main(["export", str(out), "--roster", str(roster), "--format", "canvas",
-                 "-o", str(target)])  # fmt: skip
+    code = main(
+        ["export", str(out), "--roster", str(roster), "--format", "canvas", "-o", str(target)]
+    )
     captured = capsys.readouterr()
     assert code == 0 and captured.err == ""
     assert target.read_text(encoding="utf-8").startswith("Student,ID,SIS User ID,SIS Login ID,")
@@ -253,8 +296,16 @@ def test_bad_input_is_one_line(out, roster, tmp_path, capsys):
     fake.mkdir()
     (fake / "gradebook.sqlite").write_bytes(b"this is not a database" * 100)
     assert "not a gradebook database" in refused(capsys, str(fake), "--roster", str(roster))
-    err = refused(capsys, str(out), "--roster", str(roster), "--format", "moodle",
-                  "--id-column", "sis_login_id")  # fmt: skip
+    err = refused(
+        capsys,
+        str(out),
+        "--roster",
+        str(roster),
+        "--format",
+        "moodle",
+        "--id-column",
+        "sis_login_id",
+    )
     assert "--id-column sis_login_id is not for --format moodle" in err
 
 
@@ -293,8 +344,10 @@ def test_classroom_names_match_the_username_after_a_dash_ignoring_case_the_longe
     assert roster.kind == CLASSROOM
     subs = ["hw1-bob", "hw1-jim-bob", "HW1-AL", "hw1-sal", "bob", "hw1-bobby"]
     matched = match(roster, {name: name for name in subs})
-    assert {n: s.identifier for n, s in matched.whose.items()} == {"hw1-jim-bob": "jb@x",
-                                                                    "HW1-AL": "a@x"}  # fmt: skip
+    assert {n: s.identifier for n, s in matched.whose.items()} == {
+        "hw1-jim-bob": "jb@x",
+        "HW1-AL": "a@x",
+    }
     assert [(s.identifier, names) for s, names in matched.ambiguous] == [
         ("b@x", ["bob", "hw1-bob"])  # two submissions fit bob: neither is exported
     ]

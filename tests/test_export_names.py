@@ -40,8 +40,16 @@ def result(name: str, score: float = 10.0) -> dict:
 
 
 def record(ledger: Ledger, name: str, score: float = 10.0) -> None:
-    row = {"name": name, "source": name, "kind": "folder", "content_hash": "c",
-           "settings_hash": "s", "status": "passed", "reason": "", "graded": 1}  # fmt: skip
+    row = {
+        "name": name,
+        "source": name,
+        "kind": "folder",
+        "content_hash": "c",
+        "settings_hash": "s",
+        "status": "passed",
+        "reason": "",
+        "graded": 1,
+    }
     ledger.record(row, result(name, score), render_report=False)
 
 
@@ -134,8 +142,9 @@ def test_a_batch_its_shards_and_their_merge_keep_alike_names_apart(tmp_path):
         assert shard.returncode == 0, shard.stderr
         for name, rel in paths(tmp_path / f"shard-{k}").items():
             assert rel == named[name]  # each shard names over the whole class
-    merged = grade("merge", str(tmp_path / "shard-1"), str(tmp_path / "shard-2"), "-o",
-                   str(tmp_path / "all"))  # fmt: skip
+    merged = grade(
+        "merge", str(tmp_path / "shard-1"), str(tmp_path / "shard-2"), "-o", str(tmp_path / "all")
+    )
     assert merged.returncode == 0, merged.stderr
     assert assert_apart(tmp_path / "all") == named
 

@@ -121,8 +121,13 @@ def test_gradescope_output_holds_the_students_feedback():
 
 
 def unescape(text: str) -> str:
-    return (text.replace("%0D", "\r").replace("%0A", "\n").replace("%3A", ":")
-            .replace("%2C", ",").replace("%25", "%"))  # fmt: skip
+    return (
+        text.replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%25", "%")
+    )
 
 
 def run_commands(log: str) -> list[tuple[str, dict[str, str], str]]:
@@ -183,11 +188,13 @@ def test_github_annotations_point_at_the_students_lines(in_repo):
 
 
 def test_github_property_and_message_escaping():
-    line = github.command("error", "100% done\r\nnext: a, b", file="a,b:c.py", line=3,
-                          title="x: y, 50%")  # fmt: skip
+    line = github.command(
+        "error", "100% done\r\nnext: a, b", file="a,b:c.py", line=3, title="x: y, 50%"
+    )
     assert "\n" not in line and "\r" not in line
-    assert line == ("::error file=a%2Cb%3Ac.py,line=3,title=x%3A y%2C 50%25"
-                    "::100%25 done%0D%0Anext: a, b")  # fmt: skip
+    assert line == (
+        "::error file=a%2Cb%3Ac.py,line=3,title=x%3A y%2C 50%25::100%25 done%0D%0Anext: a, b"
+    )
 
 
 def test_github_classroom_output(result, tmp_path):
@@ -304,8 +311,19 @@ def test_cli_github_and_html(in_repo, tmp_path, monkeypatch, capsys):
     output = tmp_path / "gh-output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    code = main([".", "-e", "3.1", "--max-examples", "2", "--format", "github",
-                 "--html", str(tmp_path / "report.html")])  # fmt: skip
+    code = main(
+        [
+            ".",
+            "-e",
+            "3.1",
+            "--max-examples",
+            "2",
+            "--format",
+            "github",
+            "--html",
+            str(tmp_path / "report.html"),
+        ]
+    )
     assert code == 0
     assert "::notice title=grade repo::Score 10/10" in capsys.readouterr().out
     assert output.read_text().startswith("result=")

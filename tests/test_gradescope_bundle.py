@@ -156,8 +156,16 @@ def tiny_bundle(tmp_path_factory) -> tuple[Path, Path]:
     course = tmp_path_factory.mktemp("tiny") / "course"
     folder = tinypack.make_tiny_pack(course)
     out = course.parent / "tiny-autograder.zip"
-    proc = grade_cli("--pack", str(folder), "gradescope", str(out), "--max-examples", "3",
-                     timeout=300, module="grader.commands.cli")  # fmt: skip
+    proc = grade_cli(
+        "--pack",
+        str(folder),
+        "gradescope",
+        str(out),
+        "--max-examples",
+        "3",
+        timeout=300,
+        module="grader.commands.cli",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "maximum, 10)" in proc.stdout
     return course, out

@@ -31,9 +31,12 @@ from grader.pipeline import Submission, SubmissionError, open_cells, open_path, 
 from grader.shared.registry import EXERCISES
 
 FUZZ = settings(
-    max_examples=60, deadline=None, derandomize=True, database=None,
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)  # fmt: skip
+)
 
 FIRST = EXERCISES[0]
 SOLUTION = Path(__file__).parent / "submissions" / "solution"
@@ -61,16 +64,32 @@ awkward_text = st.text(awkward_chars, max_size=30)
 
 code_pieces = st.one_of(
     st.sampled_from(DEFINITIONS),
-    st.sampled_from([
-        "def transfer_weights(a, b):\n    pass\n", "import torch\n", "%%time\n", "%%bash\nls\n",
-        "!pip install torch\n", "x = f(?\n", "GPT2_CONFIGS = {}\n", "x = '\ud800'\n",
-        "def transfer_weights(a, b):\n    return '\udfff'\n", "def f():\n  return '\ud83d",
-        "\ude00'\n",
-        "# \u2028 note\n", "x = 1\x0cy = 2\n", "\x00", "\r\n", "class GPTModel:\n  pass\n",
-        "# -*- coding: rot13 -*-\n", "if True:\n", "  x = 1\n", "(" * 300 + ")" * 300,
-    ]),
+    st.sampled_from(
+        [
+            "def transfer_weights(a, b):\n    pass\n",
+            "import torch\n",
+            "%%time\n",
+            "%%bash\nls\n",
+            "!pip install torch\n",
+            "x = f(?\n",
+            "GPT2_CONFIGS = {}\n",
+            "x = '\ud800'\n",
+            "def transfer_weights(a, b):\n    return '\udfff'\n",
+            "def f():\n  return '\ud83d",
+            "\ude00'\n",
+            "# \u2028 note\n",
+            "x = 1\x0cy = 2\n",
+            "\x00",
+            "\r\n",
+            "class GPTModel:\n  pass\n",
+            "# -*- coding: rot13 -*-\n",
+            "if True:\n",
+            "  x = 1\n",
+            "(" * 300 + ")" * 300,
+        ]
+    ),
     awkward_text,
-)  # fmt: skip
+)
 code_text = st.lists(code_pieces, max_size=3).map("".join)
 
 json_values = st.recursive(
@@ -252,8 +271,11 @@ def test_any_cells_in_a_well_formed_notebook(scratch, notebook):
     submission = taken_in(lambda: open_path(a_notebook_with(scratch, data), scratch_in=scratch))
     assert submission is not None  # its cells may be anything: the notebook is readable
     for ex in EXERCISES:  # each exercise is a file, a refused cell, or absent
-        assert [ex.id in submission.files, ex.id in submission.problems,
-                ex.id in submission.absent].count(True) == 1, ex.id  # fmt: skip
+        assert [
+            ex.id in submission.files,
+            ex.id in submission.problems,
+            ex.id in submission.absent,
+        ].count(True) == 1, ex.id
 
 
 @FUZZ
@@ -284,13 +306,25 @@ def test_any_kernel_inputs(inputs):
 
 MODES = [0, 0o100644, 0o040755, 0o120777, 0o010644, 0o020644, 0o140644]
 member_names = st.one_of(
-    st.sampled_from([
-        f"exercises/{FIRST.filename}", f"alice/exercises/{FIRST.filename}", FIRST.filename,
-        "exercises/", "exercises", "alice.ipynb", "../evil.py", "/abs.py", "C:/x.py", "a\\b.py",
-        "__MACOSX/x", ".hidden/exercises/x.py", "a//b/./c.py",
-    ]).map(str.encode),
+    st.sampled_from(
+        [
+            f"exercises/{FIRST.filename}",
+            f"alice/exercises/{FIRST.filename}",
+            FIRST.filename,
+            "exercises/",
+            "exercises",
+            "alice.ipynb",
+            "../evil.py",
+            "/abs.py",
+            "C:/x.py",
+            "a\\b.py",
+            "__MACOSX/x",
+            ".hidden/exercises/x.py",
+            "a//b/./c.py",
+        ]
+    ).map(str.encode),
     st.binary(min_size=3, max_size=12),  # not UTF-8, perhaps flagged UTF-8 all the same
-)  # fmt: skip
+)
 
 
 @st.composite

@@ -396,9 +396,12 @@ ORACLE = pytest.mark.skipif(
     "(PEP 709) and its symtable reports their loop variables as globals",
 )
 PROGRAMS = settings(
-    max_examples=400, deadline=None, derandomize=True, database=None,
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)  # fmt: skip
+)
 
 
 @ORACLE

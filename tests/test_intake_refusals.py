@@ -42,8 +42,15 @@ def notebook(path: Path, first_source: str, tagged: bool = True) -> Path:
     for ex in EXERCISES:
         source = first_source if ex.id == FIRST.id else solution_source(ex.id)
         metadata = {"tags": [f"exercise-{ex.id}"]} if tagged else {}
-        cells.append({"cell_type": "code", "execution_count": None, "metadata": metadata,
-                      "outputs": [], "source": source})  # fmt: skip
+        cells.append(
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": metadata,
+                "outputs": [],
+                "source": source,
+            }
+        )
     document = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     path.write_text(json.dumps(document), encoding="ascii")
     return path
@@ -123,9 +130,22 @@ def test_grade_refuses_a_symlinked_exercises_folder_in_one_line(tmp_path):
 
 @pytest.mark.parametrize(
     "codec",
-    ["rot13", "punycode", "hex", "base64", "bz2", "zlib", "uu", "utf-16", "utf-32",
-     "utf-7", "unicode_escape", "raw_unicode_escape", "idna"],
-)  # fmt: skip
+    [
+        "rot13",
+        "punycode",
+        "hex",
+        "base64",
+        "bz2",
+        "zlib",
+        "uu",
+        "utf-16",
+        "utf-32",
+        "utf-7",
+        "unicode_escape",
+        "raw_unicode_escape",
+        "idna",
+    ],
+)
 def test_a_coding_that_is_no_source_encoding_is_refused(tmp_path, codec):
     submission = open_path(with_coding(tmp_path / "sub", codec))
     assert submission.problems == {FIRST.id: f"{FILE} declares coding {codec}: save it as UTF-8"}
@@ -164,8 +184,15 @@ def test_a_lone_surrogate_in_an_answer_cell_refuses_that_exercise(tmp_path, tagg
 def test_a_lone_surrogate_elsewhere_leaves_the_answers_alone(tmp_path):
     path = notebook(tmp_path / "nb.ipynb", solution_source(FIRST.id))
     document = json.loads(path.read_text())
-    document["cells"].append({"cell_type": "code", "execution_count": None, "metadata": {},
-                              "outputs": [], "source": 'print("\ud800")'})  # fmt: skip
+    document["cells"].append(
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": 'print("\ud800")',
+        }
+    )
     path.write_text(json.dumps(document))
     submission = open_path(path)
     try:
@@ -268,8 +295,10 @@ def test_batch_gives_each_one_error_row_and_grades_none_again(tmp_path):
     out = str(tmp_path / "out")
     proc = cli("batch", "class", "-o", out, "-j", "2", *FAST, cwd=tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    book = {row["name"]: row for row in csv.DictReader(io.StringIO(
-        (tmp_path / "out" / "gradebook.csv").read_text()))}  # fmt: skip
+    book = {
+        row["name"]: row
+        for row in csv.DictReader(io.StringIO((tmp_path / "out" / "gradebook.csv").read_text()))
+    }
     assert book["bob"]["status"] == "passed" and book["bob"]["total"] == "10"  # unaffected
     for name, reason in expected.items():
         assert (book[name]["status"], book[name]["reason"]) == ("error", reason)

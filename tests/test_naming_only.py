@@ -22,10 +22,16 @@ from reference import GPT_CONFIG_124M
 RENAMED = CORPUS / "ex4_3" / "wrong_renamed_blocks.py"
 RATES = {"drop_rate_emb": 0.1, "drop_rate_shortcut": 0.2, "drop_rate_attn": 0.3}
 SMALL = split_config(
-    {**GPT_CONFIG_124M, "vocab_size": 11, "context_length": 4, "emb_dim": 6, "n_heads": 2,
-     "n_layers": 2},
+    {
+        **GPT_CONFIG_124M,
+        "vocab_size": 11,
+        "context_length": 4,
+        "emb_dim": 6,
+        "n_heads": 2,
+        "n_layers": 2,
+    },
     RATES,
-)  # fmt: skip
+)
 
 
 def test_a_renamed_attribute_loses_the_keys_check_only_and_says_so_once(graded):

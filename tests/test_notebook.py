@@ -368,9 +368,12 @@ def test_each_line_of_a_notebooks_exercise_file_knows_its_cell_and_line(tmp_path
     cells = [
         ("markdown", "intro"),
         ("code", "import torch\n\nimport torch.nn as nn; A = 1"),
-        ("code", "x = 1\n\n\n@torch.no_grad()\ndef transfer_weights(sa_v2, sa_v1):\n"
-                 "    sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight.T * A)\n"),
-    ]  # fmt: skip
+        (
+            "code",
+            "x = 1\n\n\n@torch.no_grad()\ndef transfer_weights(sa_v2, sa_v1):\n"
+            "    sa_v1.W_query = nn.Parameter(sa_v2.W_query.weight.T * A)\n",
+        ),
+    ]
     sub = notebook_submission(write_notebook(tmp_path / "p.ipynb", cells))
     try:
         places = sub.places["ex3_1_weight_transfer.py"]

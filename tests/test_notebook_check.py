@@ -60,9 +60,12 @@ def kernel(tmp_path_factory):
     disk = folder / "work.ipynb"  # what the front end says this notebook is (JPY_SESSION_NAME)
     nb = v4.new_notebook()
     client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", allow_errors=True,
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        allow_errors=True,
         resources={"metadata": {"path": str(folder)}},
-    )  # fmt: skip
+    )
     with client.setup_kernel(env={**os.environ, "JPY_SESSION_NAME": str(disk)}):
         k = Kernel(client, nb, disk)
         k.run("import grader")
@@ -339,17 +342,35 @@ def test_notes_name_the_kernels_inputs_and_what_was_not_found():
 
 def result_with(message: str, counterexample, status: str = "failed") -> dict:
     check = {
-        "name": "a check <b>", "points": 0.0, "max_points": 5.0, "passed": False,
-        "message": message, "counterexample": counterexample,
+        "name": "a check <b>",
+        "points": 0.0,
+        "max_points": 5.0,
+        "passed": False,
+        "message": message,
+        "counterexample": counterexample,
         "reproduce": "from exercises.ex3_1_weight_transfer import transfer_weights\nprint(1)\n",
-    }  # fmt: skip
+    }
     passed = {**check, "name": "another", "points": 5.0, "passed": True, "message": "passed"}
     return {
-        "schema": 1, "submission": "nb", "score": 5.0, "max_score": 10.0,
-        "grader_version": "0", "torch_version": "0", "seed": 20241, "duration_s": 0.3,
-        "exercises": [{"id": "3.1", "title": "T", "score": 5.0, "max_score": 10.0,
-                       "status": status, "checks": [check, passed]}],
-    }  # fmt: skip
+        "schema": 1,
+        "submission": "nb",
+        "score": 5.0,
+        "max_score": 10.0,
+        "grader_version": "0",
+        "torch_version": "0",
+        "seed": 20241,
+        "duration_s": 0.3,
+        "exercises": [
+            {
+                "id": "3.1",
+                "title": "T",
+                "score": 5.0,
+                "max_score": 10.0,
+                "status": status,
+                "checks": [check, passed],
+            }
+        ],
+    }
 
 
 def test_the_html_is_escaped_self_contained_and_folds_the_long_parts():

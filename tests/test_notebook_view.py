@@ -22,8 +22,10 @@ def html_of(result: GradeResult) -> str:
 
 def stub_only() -> GradeResult:
     """4.3 not started: every check says what to write."""
-    stub = (f"{NOT_DONE}: fill GPT_CONFIG_SPLIT_DROPOUT and complete TransformerBlock and "
-            "GPTModel in exercises/ex4_3_split_dropout.py.")  # fmt: skip
+    stub = (
+        f"{NOT_DONE}: fill GPT_CONFIG_SPLIT_DROPOUT and complete TransformerBlock and "
+        "GPTModel in exercises/ex4_3_split_dropout.py."
+    )
     checks = [CheckResult(f"check {i}", 0.0, 2.0, False, stub) for i in range(3)]
     exercise = ExerciseResult("4.3", "Separate dropout rates", 0.0, 6.0, "failed", checks)
     return GradeResult("nb", 0.0, 6.0, "0.1.0", "2.13.0+cpu", 20241, 1.5, [exercise])
@@ -33,8 +35,11 @@ def stub_only() -> GradeResult:
 def test_summaries_say_what_the_fold_holds_without_a_stray_mark(case):
     """``▶ - 3 checks not done yet`` had a dash before the words: a summary's text starts with
     a word or a number; the status icon is drawn by the style and hidden from screen readers."""
-    result = {"stub": stub_only, "mixed": lambda: with_unfinished(all_results()["failing"]),
-              "edge": edge_result}[case]()  # fmt: skip
+    result = {
+        "stub": stub_only,
+        "mixed": lambda: with_unfinished(all_results()["failing"]),
+        "edge": edge_result,
+    }[case]()
     html = html_of(result)
     summaries = re.findall(r"<summary>(.*?)</summary>", html, re.S)
     assert summaries

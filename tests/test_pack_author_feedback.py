@@ -84,9 +84,13 @@ def paste(snippet: str, cwd: Path) -> subprocess.CompletedProcess:
     """``python -c SNIPPET`` in ``cwd``, as a student pastes it: no ``GRADER_PACK``."""
     env = pasting_env()
     return subprocess.run(
-        [sys.executable, "-c", snippet], capture_output=True, text=True, cwd=cwd, env=env,
+        [sys.executable, "-c", snippet],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
         timeout=120,
-    )  # fmt: skip
+    )
 
 
 def test_a_folder_packs_snippet_runs_as_pasted_without_grader_pack(tmp_path):
@@ -104,8 +108,11 @@ def test_a_folder_packs_snippet_runs_as_pasted_without_grader_pack(tmp_path):
     x = check["counterexample"]
     assert pasted.stdout.strip() == str(3 * x)  # the wrong answer's value: the failure shown
     # Where the folder is not (a student's clone, the pack installed), the line does nothing.
-    elsewhere = paste("from grader.commands.reproduce import use_pack\nuse_pack('tiny_pack')\n"
-                      "import os; print(os.environ.get('GRADER_PACK'))", answer)  # fmt: skip
+    elsewhere = paste(
+        "from grader.commands.reproduce import use_pack\nuse_pack('tiny_pack')\n"
+        "import os; print(os.environ.get('GRADER_PACK'))",
+        answer,
+    )
     assert elsewhere.returncode == 0 and elsewhere.stdout.strip() == "None", elsewhere.stderr
 
 
@@ -132,13 +139,18 @@ def test_release_refuses_with_every_leaking_file_and_the_remedy(tmp_path):
     assert said.startswith(f"{REFUSING}tiny_pack/helpers.py holds 2 line(s) of tiny-course's")
     assert "; tiny_pack/oracle.py holds 2 line(s)" in said and "(2 files)" in said
     assert 'shared = ["exercises", "tiny_pack.helpers", "tiny_pack.oracle"] in ' in said
-    assert said.endswith("pack.toml; else take the solution's lines out of those files "
-                         "(compute the expected answer another way)")  # fmt: skip
+    assert said.endswith(
+        "pack.toml; else take the solution's lines out of those files "
+        "(compute the expected answer another way)"
+    )
     assert not (tmp_path / "out").exists()
     # The remedy works: with the modules shared, the release is written.
     toml = pack / "pack.toml"
-    toml.write_text(toml.read_text().replace(
-        'shared = ["exercises"]', 'shared = ["exercises", "tiny_pack.helpers", "tiny_pack.oracle"]'
-    ))  # fmt: skip
+    toml.write_text(
+        toml.read_text().replace(
+            'shared = ["exercises"]',
+            'shared = ["exercises", "tiny_pack.helpers", "tiny_pack.oracle"]',
+        )
+    )
     build_release(tmp_path / "out", packs=(read_pack(pack),))
     assert (tmp_path / "out" / "tiny_pack" / "oracle.py").is_file()

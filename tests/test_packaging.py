@@ -18,13 +18,28 @@ from support import ROOT, SOLUTION
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     source = out / "source"  # a copy: pip builds in the tree it is given (build/, egg-info)
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".*", "build", "*.egg-info", "__pycache__", "tests"))  # fmt: skip
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(".*", "build", "*.egg-info", "__pycache__", "tests"),
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(out), str(source)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (found,) = out.glob("*.whl")
     return found
@@ -43,16 +58,32 @@ def test_the_installed_package_writes_html_reports_away_from_the_clone(wheel, tm
     zipfile.ZipFile(wheel).extractall(site)
     html = tmp_path / "report.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader.commands.cli", str(SOLUTION), "-e", "3.1",
-         "--max-examples", "2", "--html", str(html)],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "grader.commands.cli",
+            str(SOLUTION),
+            "-e",
+            "3.1",
+            "--max-examples",
+            "2",
+            "--html",
+            str(html),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     page = html.read_text()
     assert "3.1" in page and "</html>" in page
     check = subprocess.run(
         [sys.executable, "-c", "import grader; print(grader.__file__)"],
-        capture_output=True, text=True, cwd=tmp_path, env={"PYTHONPATH": str(site)},
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(site)},
+    )
     assert check.stdout.strip().startswith(str(site))  # the wheel's grader, not the clone's

@@ -75,7 +75,7 @@ def folders(tmp_path_factory) -> dict[str, Path]:
                 "4.3": HOSTILE / "tamper_probe_table.py",
             },
         ),
-    }  # fmt: skip
+    }
     return made
 
 
@@ -145,28 +145,48 @@ def as_gradescope(doc: dict) -> dict:
 
 def gradescope_tests(doc: dict) -> list[tuple]:
     """Gradescope's tests less their text (whose snippets name the submission where it lies)."""
-    return [(t["name"], t["number"], t["score"], t["max_score"], t.get("status"))
-            for t in doc["tests"]]  # fmt: skip
+    return [
+        (t["name"], t["number"], t["score"], t["max_score"], t.get("status")) for t in doc["tests"]
+    ]
 
 
 def via_check(folder: Path, exercise: str) -> dict:
     """``grader.check(exercise)`` as the notebook judge answers it, the file's text its cell."""
-    from grader.judge.launch.starter import default_starter
     from grader.live.nbjudge import Verdicts, answer
+    from grader.pipeline import default_start
 
     text = (folder / "exercises" / BY_ID[exercise].filename).read_bytes()
-    request = {"inputs": ["", text.decode("utf-8", "replace")], "exercises": [exercise],
-               "seed": SEED, "max_examples": int(FAST)}  # fmt: skip
-    return answer(request, default_starter(), Verdicts())["result"]
+    request = {
+        "inputs": ["", text.decode("utf-8", "replace")],
+        "exercises": [exercise],
+        "seed": SEED,
+        "max_examples": int(FAST),
+    }
+    return answer(request, default_start(), Verdicts())["result"]
 
 
 def pytest_verdicts(folder: Path, tmp_path: Path) -> dict[tuple[str, str], bool]:
     xml = tmp_path / "junit.xml"
     subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--grade={folder}",
-         "--grade-seed", str(SEED), "--grade-max-examples", FAST, f"--junitxml={xml}", "-q"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            f"--grade={folder}",
+            "--grade-seed",
+            str(SEED),
+            "--grade-max-examples",
+            FAST,
+            f"--junitxml={xml}",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+    )
     return junit_verdicts(xml)
 
 
@@ -198,6 +218,10 @@ def test_every_front_end_gives_the_same_result(which, folders, tmp_path, capsys)
         from_cell = comparable(via_check(folder, exercise))["exercises"]
         (mine,) = [e for e in expected["exercises"] if e["id"] == exercise]
         assert from_cell == [mine], exercise
-    verdicts = {(e["id"], c["name"]): c["passed"] for e in graded["exercises"]
-                for c in e["checks"] if e["status"] != "missing"}  # fmt: skip
+    verdicts = {
+        (e["id"], c["name"]): c["passed"]
+        for e in graded["exercises"]
+        for c in e["checks"]
+        if e["status"] != "missing"
+    }
     assert pytest_verdicts(folder, tmp_path) == verdicts

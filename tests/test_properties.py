@@ -104,9 +104,15 @@ def test_a_failure_gets_the_hint_of_its_kind_or_none():
 STUB_RAISE = {
     "type": "NotImplementedError",
     "message": "Exercise 4.2 is not done yet: write model_size_mb() in exercises/x.py.",
-    "frames": [{"file": "x.py", "line": 9, "function": "model_size_mb",
-                "code": "raise NotImplementedError("}],
-}  # fmt: skip
+    "frames": [
+        {
+            "file": "x.py",
+            "line": 9,
+            "function": "model_size_mb",
+            "code": "raise NotImplementedError(",
+        }
+    ],
+}
 TORCH_RAISE = {
     "type": "NotImplementedError",
     "message": "Could not run 'aten::nonzero' with arguments from the 'Meta' backend.",

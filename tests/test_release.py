@@ -88,12 +88,29 @@ def test_the_release_holds_what_a_student_needs_and_nothing_else(release):
 def test_the_first_packs_edition_grades_its_stubs_with_its_own_grader(release):
     env = {**os.environ, "PYTHONPATH": str(release)}
     where = subprocess.run(
-        [sys.executable, "-c", "import grader, reference; print(grader.__file__, reference.__file__)"],  # noqa: E501
-        capture_output=True, text=True, cwd=release, env=env, timeout=60,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import grader, reference; print(grader.__file__, reference.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=release,
+        env=env,
+        timeout=60,
+    )
     assert all(p.startswith(str(release)) for p in where.stdout.split()), where.stdout
-    proc = cli("--pack", str(release / "llm_pack"), ".", "--format", "json", "--max-examples", "1",
-               cwd=release, env=env)  # fmt: skip
+    proc = cli(
+        "--pack",
+        str(release / "llm_pack"),
+        ".",
+        "--format",
+        "json",
+        "--max-examples",
+        "1",
+        cwd=release,
+        env=env,
+    )
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     assert (doc["score"], doc["max_score"]) == (0, sum(e.max_score for e in EXERCISES))
@@ -218,6 +235,7 @@ def tiny_release(tmp_path_factory) -> tuple[Path, Path]:
 def test_a_second_packs_edition_holds_its_stubs_and_code_not_its_solution_nor_corpus(tiny_release):
     course, out = tiny_release
     top = sorted(p.name for p in out.iterdir())
+    # Nothing of the first pack: no reference, no llm_pack.
     assert top == sorted(
         [
             ".github",
@@ -230,16 +248,17 @@ def test_a_second_packs_edition_holds_its_stubs_and_code_not_its_solution_nor_co
             tinypack.PACKAGE,
         ]
         + (["templates"] if (ROOT / "templates").is_dir() else [])
-    )  # fmt: skip  (nothing of the first pack: no reference, no llm_pack)
+    )
     assert sorted(p.name for p in (out / "exercises").iterdir()) == [tinypack.FILENAME]
     assert (out / "exercises" / tinypack.FILENAME).read_text() == tinypack.STUB
     package = out / tinypack.PACKAGE
+    # Its stubs folder is exercises/ now.
     assert sorted(p.name for p in package.iterdir()) == [
         "__init__.py",
         "checks.py",
         "pack.toml",
         "probes.py",
-    ]  # fmt: skip  (its stubs folder is exercises/ now)
+    ]
     assert (package / "checks.py").read_text() == tinypack.CHECKS
     shipped = read_pack(package)
     assert shipped.paths == {"stubs": (out / "exercises").resolve()}
@@ -255,9 +274,15 @@ def test_a_second_packs_edition_holds_its_stubs_and_code_not_its_solution_nor_co
     }
     assert "llm_pack*" not in theirs["tool"]["setuptools"]["packages"]["find"]["include"]
     readme = (out / "README.md").read_text()
-    for needle in (f"# {tinypack.HEADING}", "1 exercise from the tiny course",
-                   f"| {tinypack.ID} {tinypack.TITLE} |", f"grade -e {tinypack.ID}",
-                   f"`exercise-{tinypack.ID}`", "`double`", "Nothing to import"):  # fmt: skip
+    for needle in (
+        f"# {tinypack.HEADING}",
+        "1 exercise from the tiny course",
+        f"| {tinypack.ID} {tinypack.TITLE} |",
+        f"grade -e {tinypack.ID}",
+        f"`exercise-{tinypack.ID}`",
+        "`double`",
+        "Nothing to import",
+    ):
         assert needle in readme, needle
     for first_pack in ("grade -e 3.1", "exercise-3.1", "reference", "Chapters", "transfer_weights"):
         assert first_pack not in readme, first_pack
@@ -268,10 +293,22 @@ def test_a_second_packs_edition_builds_a_wheel_that_registers_the_pack(tiny_rele
     source = tmp_path / "source"  # a copy: pip builds in the tree it is given
     shutil.copytree(out, source)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(tmp_path), str(source)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (wheel,) = tmp_path.glob("*.whl")
     with zipfile.ZipFile(wheel) as zf:
@@ -289,8 +326,17 @@ def test_a_second_packs_edition_grades_it_from_its_own_folder(tiny_release):
     env = {**os.environ, "PYTHONPATH": str(out)}  # the edition's grader, not this clone's
 
     def grade() -> tuple[int, dict]:
-        proc = cli("--pack", str(out / tinypack.PACKAGE), ".", "--format", "json",
-                   "--max-examples", "3", cwd=out, env=env)  # fmt: skip
+        proc = cli(
+            "--pack",
+            str(out / tinypack.PACKAGE),
+            ".",
+            "--format",
+            "json",
+            "--max-examples",
+            "3",
+            cwd=out,
+            env=env,
+        )
         assert proc.returncode in (0, 1), proc.stderr[-2000:]
         return proc.returncode, json.loads(proc.stdout)
 
@@ -398,8 +444,9 @@ def lora_copy(tmp_path: Path, judge: str, shared: str) -> Path:
     (folder / "answer_key.py").write_text('"""The instructor\'s notes."""\nNOTES = "E.1"\n')
     text = (folder / "pack.toml").read_text()
     text = text.replace('judge = ["lora_pack.checks", "lora_pack.oracle"]', f"judge = {judge}")
-    text = text.replace('shared = ["lora_pack.models", "lora_pack.oracle", "exercises"]',
-                        f"shared = {shared}")  # fmt: skip
+    text = text.replace(
+        'shared = ["lora_pack.models", "lora_pack.oracle", "exercises"]', f"shared = {shared}"
+    )
     (folder / "pack.toml").write_text(text)
     return folder
 
@@ -410,8 +457,10 @@ def test_a_judge_only_module_nothing_needs_stays_out_of_the_student_edition(tmp_
     said = notes([pack])
     assert "  left out  lora_pack/answer_key.py: judge-only, not needed by the checks" in said
     assert "  ships  lora_pack/checks.py: judge side: the checks a student's grade runs" in said
-    shipped = {p.relative_to(tmp_path / "out").as_posix() for p in
-               build_release(tmp_path / "out", packs=(pack,))}  # fmt: skip
+    shipped = {
+        p.relative_to(tmp_path / "out").as_posix()
+        for p in build_release(tmp_path / "out", packs=(pack,))
+    }
     assert {"lora_pack/checks.py", "lora_pack/oracle.py", "lora_pack/probes.py"} <= shipped
     assert "lora_pack/answer_key.py" not in shipped
     kept = build_release(tmp_path / "autograder", packs=(pack,), student=False)

@@ -70,8 +70,13 @@ def test_top_of_the_page(case):
     result, html = case
     text = parse(html).text
     assert f"{result.score:g} / {result.max_score:g}" in text.replace("\n", " ")
-    for fact in (result.submission, result.grader_version, result.torch_version, str(result.seed),
-                 "2025-03-14 09:26 UTC"):  # fmt: skip
+    for fact in (
+        result.submission,
+        result.grader_version,
+        result.torch_version,
+        str(result.seed),
+        "2025-03-14 09:26 UTC",
+    ):
         assert fact in text
 
 
@@ -135,14 +140,19 @@ def test_write_html(tmp_path):
 def chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def page_messages(stderr: str, url: str) -> list[str]:
     """The console messages and uncaught errors of the page at ``url`` in chromium's log."""
-    return [line for line in stderr.splitlines()
-            if ("CONSOLE" in line and url in line) or "Uncaught" in line]  # fmt: skip
+    return [
+        line
+        for line in stderr.splitlines()
+        if ("CONSOLE" in line and url in line) or "Uncaught" in line
+    ]
 
 
 @needs_browser
@@ -161,8 +171,12 @@ def test_loads_in_headless_chromium(tmp_path, name):
     assert set(dom.sections) == {f"ex-{ex.id.replace('.', '-')}" for ex in result.exercises}
 
     shot = tmp_path / f"{name}.png"
-    proc = chromium(tmp_path / "profile-shot", "--window-size=1100,1600",
-                    f"--screenshot={shot}", report.as_uri())  # fmt: skip
+    proc = chromium(
+        tmp_path / "profile-shot",
+        "--window-size=1100,1600",
+        f"--screenshot={shot}",
+        report.as_uri(),
+    )
     assert shot.is_file() and shot.stat().st_size > 20_000, proc.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot for a person to look at: {shot}")
@@ -207,7 +221,10 @@ def test_every_part_of_the_page_is_in_a_landmark():
     outside = re.sub(r"<(header|main|footer|script)\b.*?</\1>", "", body, count=0, flags=re.S)
     assert outside.strip() == ""
     assert [m.group(1) for m in re.finditer(r"^<(header|main|footer)\b", body, re.M)] == [
-        "header", "main", "footer"]  # fmt: skip
+        "header",
+        "main",
+        "footer",
+    ]
     assert html.count("<main>") == 1 and '<nav aria-label="Exercises">' in html
 
 

@@ -167,11 +167,16 @@ def test_the_footer_names_the_first_exercise_left_short_and_the_command():
 def test_a_mixed_exercise_says_not_done_yet_once_after_its_real_failures():
     stub = "not done yet: fill GPT2_CONFIGS and write total_params() and model_size_mb()."
     checks = [
-        CheckResult("GPT2_CONFIGS holds the four sizes", 0.0, 2.0, False,
-                    "GPT2_CONFIGS['xl'] is not GPT_CONFIG_124M with n_heads 25\nHint: copy it"),
+        CheckResult(
+            "GPT2_CONFIGS holds the four sizes",
+            0.0,
+            2.0,
+            False,
+            "GPT2_CONFIGS['xl'] is not GPT_CONFIG_124M with n_heads 25\nHint: copy it",
+        ),
         *(CheckResult(f"count {i}", 0.0, 2.0, False, stub) for i in range(3)),
         CheckResult("model_size_mb", 0.0, 2.0, False, "not done yet: write model_size_mb()."),
-    ]  # fmt: skip
+    ]
     for verbose in (False, True):
         lines = report_text.render(_one_exercise(checks), verbose=verbose).splitlines()
         said = [line for line in lines if "not done yet" in line]
@@ -212,8 +217,10 @@ def test_the_same_error_in_every_check_still_shows_its_input_hint_and_snippet(tm
 def test_a_long_not_done_message_wraps_to_the_width_and_is_never_cut(width):
     """4.2's and 4.3's stub messages are longer than a terminal line: they wrap, every word of
     them shown (they were cut at the width with an ellipsis)."""
-    stub = ("not done yet: fill GPT_CONFIG_SPLIT_DROPOUT and complete TransformerBlock and "
-            "GPTModel in exercises/ex4_3_split_dropout.py.")  # fmt: skip
+    stub = (
+        "not done yet: fill GPT_CONFIG_SPLIT_DROPOUT and complete TransformerBlock and "
+        "GPTModel in exercises/ex4_3_split_dropout.py."
+    )
     checks = [CheckResult(f"check {i}", 0.0, 2.0, False, stub) for i in range(3)]
     for verbose in (False, True):
         lines = report_text.render(_one_exercise(checks), verbose=verbose, width=width).splitlines()

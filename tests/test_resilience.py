@@ -231,8 +231,9 @@ def test_tampering_gets_no_points(case, tmp_path):
 
     honest = tmp_path / "honest.py"
     honest.write_text(without_attack(attack.read_text()), encoding="utf-8")
-    plain = grade_folder(make_submission(tmp_path / "h", {"4.3": honest}), ["4.3"],
-                         max_examples=2, limits=LIMITS)  # fmt: skip
+    plain = grade_folder(
+        make_submission(tmp_path / "h", {"4.3": honest}), ["4.3"], max_examples=2, limits=LIMITS
+    )
     assert plain.exercises[0].status == "failed"  # the bug is real: the attack hid it
     assert not is_tampered(plain.exercises[0])
 
@@ -245,8 +246,9 @@ def test_the_solutions_are_never_flagged():
 
 def test_a_tensor_subclass_is_refused_in_the_students_words(tmp_path):
     case = HOSTILE / "tensor_subclass_output.py"
-    result = grade_folder(make_submission(tmp_path / "sub", {"4.3": case}), ["4.3"],
-                          max_examples=2, limits=LIMITS)  # fmt: skip
+    result = grade_folder(
+        make_submission(tmp_path / "sub", {"4.3": case}), ["4.3"], max_examples=2, limits=LIMITS
+    )
     messages = "\n".join(c.message for c in result.exercises[0].checks)
     assert re.search(
         r"your forward returned a Liar, a subclass of torch\.Tensor \(shape \(\d+, \d+, \d+\)\): "
@@ -261,16 +263,45 @@ def test_the_dashboard_flags_tampering(tmp_path):
     ledger = Ledger(tmp_path / "out")
     for name, message in (("eve", TAMPERED + "your code changed the grader"), ("bo", "wrong")):
         result = {
-            "schema": 1, "submission": name, "score": 0.0, "max_score": 10.0,
-            "grader_version": "0", "torch_version": "0", "seed": 1, "duration_s": 0.0,
-            "exercises": [{"id": "4.3", "title": "t", "score": 0.0, "max_score": 10.0,
-                           "status": "error", "checks": [
-                               {"name": "c", "points": 0.0, "max_points": 10.0, "passed": False,
-                                "message": message, "counterexample": None,
-                                "reproduce": None}]}],
-        }  # fmt: skip
-        row = {"name": name, "source": name, "kind": "folder", "content_hash": "h",
-               "settings_hash": "s", "status": "failed", "reason": "", "graded": 1}  # fmt: skip
+            "schema": 1,
+            "submission": name,
+            "score": 0.0,
+            "max_score": 10.0,
+            "grader_version": "0",
+            "torch_version": "0",
+            "seed": 1,
+            "duration_s": 0.0,
+            "exercises": [
+                {
+                    "id": "4.3",
+                    "title": "t",
+                    "score": 0.0,
+                    "max_score": 10.0,
+                    "status": "error",
+                    "checks": [
+                        {
+                            "name": "c",
+                            "points": 0.0,
+                            "max_points": 10.0,
+                            "passed": False,
+                            "message": message,
+                            "counterexample": None,
+                            "reproduce": None,
+                        }
+                    ],
+                }
+            ],
+        }
+        row = {
+            "name": name,
+            "source": name,
+            "kind": "folder",
+            "content_hash": "h",
+            "settings_hash": "s",
+            "status": "failed",
+            "reason": "",
+            "graded": 1,
+        }
         ledger.record(row, result, render_report=False)
     page = render_dashboard(ledger.db)
     assert page.count('class="flag"') == 1 and "tampered 4.3" in page
@@ -292,8 +323,9 @@ def test_a_grader_bug_costs_one_exercise_and_exit_status_2(monkeypatch, capsys):
     monkeypatch.setattr(grader.judge.engine, "run_check", run_check)
     monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: LIMITS)
     monkeypatch.delenv("GRADE_TRACE_LOG", raising=False)
-    code = grader.commands.cli.main([str(SOLUTION), "-e", "3.1", "-e", "4.1", "--format", "json",
-                            "--max-examples", "2"])  # fmt: skip
+    code = grader.commands.cli.main(
+        [str(SOLUTION), "-e", "3.1", "-e", "4.1", "--format", "json", "--max-examples", "2"]
+    )
     out, err = capsys.readouterr()
     assert code == 2
     ex31, ex41 = json.loads(out)["exercises"]

@@ -135,8 +135,10 @@ def course(tmp_path_factory):
     (folder / "gradebook.csv").write_text(f"submission,score\n{marks['gradebook']},60\n")
     staged = folder / "staged.py"
     staged.write_text(snoop_source(folder))
-    make_submission(folder / "subs" / "alice", {ex: None for ex in "3.2 3.3 4.1 4.2 4.3".split()}
-                    | {"3.1": staged})  # fmt: skip
+    make_submission(
+        folder / "subs" / "alice",
+        {ex: None for ex in "3.2 3.3 4.1 4.2 4.3".split()} | {"3.1": staged},
+    )
     staged.unlink()
     mate = make_submission(folder / "subs" / f"classmate_{marks['classmate']}")
     for file in (mate / "exercises").iterdir():
@@ -187,10 +189,21 @@ def test_a_batch_run_from_the_course_folder_reads_none_of_it(command, course, tm
 def test_pytest_grade_from_the_course_folder_reads_none_of_it(course):
     folder, marks = course
     proc = run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--grade=subs/alice",
-         "--grade-exercise", "3.1", "--grade-max-examples", "2", "-rA"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "--grade=subs/alice",
+            "--grade-exercise",
+            "3.1",
+            "--grade-max-examples",
+            "2",
+            "-rA",
+        ],
         folder,
-    )  # fmt: skip
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert_private(proc.stdout + proc.stderr, marks, folder)
 
@@ -207,9 +220,12 @@ def test_grader_check_in_a_kernel_started_in_the_course_folder_reads_none_of_it(
     cell = "def transfer_weights(sa_v2, sa_v1):\n" + textwrap.indent(body, "    ")
     nb = v4.new_notebook()
     client = NotebookClient(
-        nb, timeout=600, kernel_name="python3", allow_errors=True,
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        allow_errors=True,
         resources={"metadata": {"path": str(folder)}},
-    )  # fmt: skip
+    )
     shown = []
     with client.setup_kernel(env={**os.environ, "JPY_SESSION_NAME": str(folder / "hw.ipynb")}):
         for source in ("import grader", cell, 'grader.check("3.1")'):

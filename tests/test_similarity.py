@@ -102,9 +102,13 @@ def test_a_disguised_copy_is_found(exercise_id, seed):
 
 @pytest.mark.parametrize(
     ("exercise_id", "stem"),
-    [("4.2", "correct_closed_form"), ("4.1", "correct_closed_form"),
-     ("3.1", "correct_data_assignment"), ("4.1", "correct_counts_the_book_modules")],
-)  # fmt: skip
+    [
+        ("4.2", "correct_closed_form"),
+        ("4.1", "correct_closed_form"),
+        ("3.1", "correct_data_assignment"),
+        ("4.1", "correct_counts_the_book_modules"),
+    ],
+)
 def test_an_independent_correct_approach_is_not(exercise_id, stem):
     value = similarity.similarity(solution(exercise_id), corpus(exercise_id, stem))
     assert value is not None and value < 0.5, value
@@ -134,11 +138,16 @@ def test_the_book_code_copied_in_is_base():
 
 def test_index_finds_what_comparing_every_pair_finds():
     rng = random.Random(5)
-    pool = [solution("4.3"), corpus("4.3", "correct_sdpa_attention"),
-            corpus("4.3", "correct_functional_dropout"), solution("4.2"),
-            corpus("4.2", "correct_closed_form")]  # fmt: skip
-    answers_ = {f"s{i:02d}": similarity.fingerprint(disguise(rng.choice(pool), i))
-                for i in range(30)}  # fmt: skip
+    pool = [
+        solution("4.3"),
+        corpus("4.3", "correct_sdpa_attention"),
+        corpus("4.3", "correct_functional_dropout"),
+        solution("4.2"),
+        corpus("4.2", "correct_closed_form"),
+    ]
+    answers_ = {
+        f"s{i:02d}": similarity.fingerprint(disguise(rng.choice(pool), i)) for i in range(30)
+    }
     found = {(a, b) for a, b, _ in similarity.compare(answers_, 0.5).pairs}
     names = sorted(answers_)
     brute = set()
@@ -185,8 +194,11 @@ def notebook_copy_of(folder: Path, path: Path) -> Path:
     """A notebook whose author copied ``folder``'s 4.2 and 4.3 answers (disguised), untagged,
     between the book's code pasted in and demo cells."""
     book = (ROOT / "reference" / "attention.py").read_text()
-    cells = [("markdown", "# My chapter 4 notebook"), ("code", NOTEBOOK_INTRO),
-             ("code", book.split('"""', 2)[2])]  # fmt: skip
+    cells = [
+        ("markdown", "# My chapter 4 notebook"),
+        ("code", NOTEBOOK_INTRO),
+        ("code", book.split('"""', 2)[2]),
+    ]
     for ex_id in ("4.2", "4.3"):
         source = (folder / "exercises" / BY_ID[ex_id].filename).read_text()
         cells += [("markdown", f"## Exercise {ex_id}"), ("code", disguise(source, 11))]
@@ -197,8 +209,10 @@ def notebook_copy_of(folder: Path, path: Path) -> Path:
 @pytest.fixture
 def klass(tmp_path) -> Path:
     root = tmp_path / "class"
-    alice = {"4.2": "ex4_2/correct_instantiates_with_element_size.py",
-             "4.3": "ex4_3/correct_own_attention_copy.py"}  # fmt: skip
+    alice = {
+        "4.2": "ex4_2/correct_instantiates_with_element_size.py",
+        "4.3": "ex4_3/correct_own_attention_copy.py",
+    }
     bob = {"4.2": "ex4_2/correct_closed_form.py", "4.3": "ex4_3/correct_functional_dropout.py"}
     make_submission(root / "alice", {k: CORPUS / v for k, v in alice.items()})
     make_submission(root / "bob", {k: CORPUS / v for k, v in bob.items()})
@@ -243,8 +257,12 @@ def test_a_notebook_that_copies_a_folder_submission_is_found(klass, tmp_path):
 def test_too_short_answers_are_reported_as_not_scored(klass, tmp_path):
     ledger = gather(klass, tmp_path / "out")
     insight.write_insight(ledger.db, ledger.out)
-    runs = {e: (n, s, short) for e, n, s, short in ledger.db.execute(
-        "SELECT exercise_id, answers, scored, short FROM similarity_runs")}  # fmt: skip
+    runs = {
+        e: (n, s, short)
+        for e, n, s, short in ledger.db.execute(
+            "SELECT exercise_id, answers, scored, short FROM similarity_runs"
+        )
+    }
     assert runs["3.3"][1] == 0 and '"alice"' in runs["3.3"][2]  # one line each: not scored
     assert runs["4.3"][0] == 5 and '"dave"' in runs["4.3"][2] and '"alice"' not in runs["4.3"][2]
     ledger.close()
@@ -271,8 +289,12 @@ def test_a_resumed_batch_does_not_recompute(klass, tmp_path, monkeypatch):
     assert insight.collect_answers(ledger, entries, hashes, SETTINGS) == 1
     assert insight.update_similarity(ledger.db) == ["4.2"]
     assert len(calls) == 1  # only bob's new answer was fingerprinted
-    pairs = {tuple(r) for r in ledger.db.execute(
-        "SELECT submission_a, submission_b FROM similarity WHERE exercise_id = '4.2'")}  # fmt: skip
+    pairs = {
+        tuple(r)
+        for r in ledger.db.execute(
+            "SELECT submission_a, submission_b FROM similarity WHERE exercise_id = '4.2'"
+        )
+    }
     assert ("alice", "bob") in pairs
 
     shutil_entries = [e for e in entries if e.name != "nina"]  # nina's notebook removed
@@ -302,7 +324,8 @@ def test_answers_of_submissions_that_cannot_be_read_are_empty(tmp_path):
     insight.write_insight(ledger.db, ledger.out)
     assert ledger.db.execute("SELECT COUNT(*) FROM answers").fetchone() == (0,)
     assert sqlite3.connect(ledger.out / "gradebook.sqlite").execute(
-        "SELECT COUNT(*) FROM answer_sources").fetchone() == (2,)  # fmt: skip
+        "SELECT COUNT(*) FROM answer_sources"
+    ).fetchone() == (2,)
     ledger.close()
 
 
@@ -335,8 +358,9 @@ def test_links_and_huge_files_are_not_read_beyond_the_submission(tmp_path):
     big = root / "mallory" / "exercises" / BY_ID["4.3"].filename
     big.write_text("x = 'é'\n" * 100_000)  # 900 KB, cut inside no character
     ledger = gather(root, tmp_path / "out")
-    stored = dict(ledger.db.execute(
-        "SELECT exercise_id, text FROM answers WHERE submission = 'mallory'"))  # fmt: skip
+    stored = dict(
+        ledger.db.execute("SELECT exercise_id, text FROM answers WHERE submission = 'mallory'")
+    )
     assert "4.2" not in stored and "hunter2" not in "".join(stored.values())
     assert len(stored["4.3"].encode()) <= answers.MAX_ANSWER_BYTES
     assert stored["3.1"] == solution("3.1")

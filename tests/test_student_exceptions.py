@@ -25,20 +25,32 @@ SHARED_RAISE = {
     "type": "KeyError",
     "message": "'drop_rate'",
     "frames": [
-        {"file": "answer.py", "line": 12, "function": "__init__",
-         "code": "self.blocks = [reference.TransformerBlock(cfg)]"},
-        {"file": "reference/gpt.py", "line": 65, "function": "TransformerBlock.__init__",
-         "code": 'dropout=cfg["drop_rate"],'},
+        {
+            "file": "answer.py",
+            "line": 12,
+            "function": "__init__",
+            "code": "self.blocks = [reference.TransformerBlock(cfg)]",
+        },
+        {
+            "file": "reference/gpt.py",
+            "line": 65,
+            "function": "TransformerBlock.__init__",
+            "code": 'dropout=cfg["drop_rate"],',
+        },
     ],
-}  # fmt: skip
+}
 OWN_RAISE = {
     "type": "KeyError",
     "message": "'drop_rate'",
     "frames": [
-        {"file": "answer.py", "line": 30, "function": "__init__",
-         "code": 'self.drop_shortcut = nn.Dropout(cfg["drop_rate"])'},
+        {
+            "file": "answer.py",
+            "line": 30,
+            "function": "__init__",
+            "code": 'self.drop_shortcut = nn.Dropout(cfg["drop_rate"])',
+        },
     ],
-}  # fmt: skip
+}
 
 
 def test_the_message_names_the_students_line_and_the_shared_line_that_raised():
@@ -49,8 +61,9 @@ def test_the_message_names_the_students_line_and_the_shared_line_that_raised():
         'in TransformerBlock.__init__: dropout=cfg["drop_rate"],)'
     )
     own = explain_student_error(OWN_RAISE)
-    assert own.endswith('(in answer.py, line 30, in __init__: self.drop_shortcut = '
-                        'nn.Dropout(cfg["drop_rate"]))')  # fmt: skip
+    assert own.endswith(
+        '(in answer.py, line 30, in __init__: self.drop_shortcut = nn.Dropout(cfg["drop_rate"]))'
+    )
 
 
 def test_a_not_implemented_error_raised_in_shared_code_is_no_stub():
@@ -59,10 +72,14 @@ def test_a_not_implemented_error_raised_in_shared_code_is_no_stub():
         "message": "not done yet",
         "frames": [
             {"file": "answer.py", "line": 3, "function": "f", "code": "return helper(x)"},
-            {"file": "pkg/mod.py", "line": 9, "function": "helper",
-             "code": "raise NotImplementedError('not done yet')"},
+            {
+                "file": "pkg/mod.py",
+                "line": 9,
+                "function": "helper",
+                "code": "raise NotImplementedError('not done yet')",
+            },
         ],
-    }  # fmt: skip
+    }
     assert not is_stub(info)
     assert explain_student_error(info).startswith("your code raised NotImplementedError")
 
@@ -80,8 +97,11 @@ def test_a_missing_config_key_gets_a_hint_with_both_places_and_the_keys_the_conf
     assert 'your code reads cfg["drop_rate"] (in answer.py, line 30, in __init__)' in own
     assert "add" not in own  # the given config is the exercise's: adding to one's own fixes nothing
     # A key the answer names otherwise than the exercise: the exercise's name for it.
-    att = {**OWN_RAISE, "message": "'drop_rate_att'", "frames": [
-        {**OWN_RAISE["frames"][0], "code": "dropout=cfg['drop_rate_att'],"}]}  # fmt: skip
+    att = {
+        **OWN_RAISE,
+        "message": "'drop_rate_att'",
+        "frames": [{**OWN_RAISE["frames"][0], "code": "dropout=cfg['drop_rate_att'],"}],
+    }
     told = hints.from_exception(att, example)
     assert "has no 'drop_rate_att' (it has 'drop_rate_attn'" in told
     assert "Read 'drop_rate_attn' there, the exercise's name for it" in told

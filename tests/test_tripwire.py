@@ -65,8 +65,9 @@ def test_the_act_is_told_with_the_students_line_before_the_end(tmp_path):
         print("went on")
         """
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == tripwire.CODE, done.stderr
     assert "it rewrote the code or defaults of one of the grader's functions" in done.stdout
     assert "line 3 of answer.py: sys.modules['__main__'].watched.__defaults__ = (2,)" in done.stdout
@@ -75,8 +76,9 @@ def test_the_act_is_told_with_the_students_line_before_the_end(tmp_path):
 
 def run(code: str) -> subprocess.CompletedProcess:
     program = ARMED + textwrap.dedent(code) + "\nprint('went on')\n"
-    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
 
 
 @pytest.mark.parametrize("act", ACTS, ids=list(ACTS))
@@ -150,17 +152,21 @@ def test_a_librarys_own_ctypes_use_is_its_own(tmp_path):
         )
         + f"sys.path.insert(0, {str(tmp_path)!r})\nimport jitlib\nprint('went on')\n"
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "went on" in done.stdout
 
 
 @pytest.mark.parametrize(
     "act",
-    ["ctypes.c_int.from_address(id(watched))", "ctypes.pythonapi.Py_IncRef",
-     "ctypes.string_at(id(watched), 8)"],
-)  # fmt: skip
+    [
+        "ctypes.c_int.from_address(id(watched))",
+        "ctypes.pythonapi.Py_IncRef",
+        "ctypes.string_at(id(watched), 8)",
+    ],
+)
 def test_the_same_acts_in_the_students_code_still_end_it(act, tmp_path):
     """Installed code is told apart by where it lives: the student's own ``from_address``,
     ``string_at`` or C-API lookup is still an act on the grader's memory."""
@@ -170,7 +176,11 @@ def test_the_same_acts_in_the_students_code_still_end_it(act, tmp_path):
         )
         + f"import ctypes\nctypes.CDLL(None).getpid()  # another library's symbol: fine\n{act}\n"
     )
-    done = subprocess.run([sys.executable, "-c", program + "print('went on')\n"],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", program + "print('went on')\n"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == tripwire.CTYPES, done.stderr
     assert "went on" not in done.stdout

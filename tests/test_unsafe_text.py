@@ -152,8 +152,16 @@ def graded(tmp: Path, text: str, refused: bool) -> GradeResult:
     4.2's worker prints ``text`` and dies."""
     ready = {"ok": True, "value": "ready"}
     error = {"ok": False, "error": error_info(text, refused)}
-    syntax = {"ok": False, "error": {**error_info(text, False), "type": "SyntaxError",
-                                     "file": text, "line": 2, "code": text}}  # fmt: skip
+    syntax = {
+        "ok": False,
+        "error": {
+            **error_info(text, False),
+            "type": "SyntaxError",
+            "file": text,
+            "line": 2,
+            "code": text,
+        },
+    }
     workers = {
         "3.1": scripted_worker(tmp, [ready, error]),
         "4.1": scripted_worker(tmp, [syntax]),
@@ -169,8 +177,7 @@ def graded(tmp: Path, text: str, refused: bool) -> GradeResult:
                 exercises.append(grade_exercise(BY_ID[ex_id], worker, 1, 1, LIMITS))
         finally:
             worker.close()
-    return GradeResult(safe_name(text or "s"), 0.0, 30.0, __version__, "t", 1, 0.1,
-                       exercises)  # fmt: skip
+    return GradeResult(safe_name(text or "s"), 0.0, 30.0, __version__, "t", 1, 0.1, exercises)
 
 
 def strings(value) -> list[str]:
@@ -239,15 +246,17 @@ def check_every_output(result: GradeResult, tmp: Path) -> None:
     assert all(re.fullmatch(r"::(error|notice)( [^:]*)?::.*", c) for c in expected)
     assert_clean(summary.read_text(encoding="utf-8"), "job summary")
     assert [line.split("=")[0] for line in output.read_text().splitlines()] == [
-        "result", "score", "max_score"]  # fmt: skip
+        "result",
+        "score",
+        "max_score",
+    ]
 
     results = json.loads(json.dumps(gradescope.results(result), ensure_ascii=False))
     for s in strings(results):
         assert_clean(s, "Gradescope")
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(text=texts, refused=st.booleans())
 def test_worker_text_reaches_every_output_safely(text, refused):
     with tempfile.TemporaryDirectory() as tmp:
@@ -302,9 +311,10 @@ def safe_text_by_the_letter(text: str, limit: int | None) -> str:
         return text
     text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     text = re.sub(
-        ESCAPED, lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}",
+        ESCAPED,
+        lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 0x100 else f"\\u{ord(m[0]):04x}",
         text.replace("\r\n", "\n"),
-    )  # fmt: skip
+    )
     if limit is not None and len(text) > limit:
         keep = max(0, limit - len(cut_note(len(text))))
         head = re.sub(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?\Z", "", text[:keep])
@@ -322,8 +332,9 @@ nasty_runs = st.lists(st.sampled_from(NASTY + ["a", "\ud83d\ude00", "\r"]), max_
 )
 
 
-@given(st.text(st.characters(codec=None)) | short_texts | nasty_runs,
-       st.none() | st.integers(0, 3000))  # fmt: skip
+@given(
+    st.text(st.characters(codec=None)) | short_texts | nasty_runs, st.none() | st.integers(0, 3000)
+)
 @settings(max_examples=300, deadline=None)
 def test_safe_text_is_the_specification_to_the_letter(text, limit):
     assert safe_text(text, limit) == safe_text_by_the_letter(text, limit)
@@ -331,7 +342,8 @@ def test_safe_text_is_the_specification_to_the_letter(text, limit):
 
 def test_safe_value_and_names():
     assert safe_value({"k\x1b": ["\ud800", 1, None, ("\x00",)]}) == {
-        "k\\x1b": ["\ufffd", 1, None, ("\\x00",)]}  # fmt: skip
+        "k\\x1b": ["\ufffd", 1, None, ("\\x00",)]
+    }
     assert safe_name("caf\udcc3x\nname") == "caf\\xc3x name"  # undecodable bytes stay distinct
 
 
@@ -353,13 +365,25 @@ def test_a_real_worker_and_the_command_line(nasty_submission, tmp_path, monkeypa
     result = grade(load(nasty_submission), ["3.1", "4.1"], max_examples=2, limits=LIMITS)
     assert [e.status for e in result.exercises] == ["failed", "passed"]
     assert "your code raised ValueError: lone \ufffd \\x1b[2J \\x00" in (
-        result.exercises[0].checks[0].message)  # fmt: skip
+        result.exercises[0].checks[0].message
+    )
     check_every_output(result, tmp_path)
 
     monkeypatch.setattr(grader.commands.cli, "limits_from", lambda args: LIMITS)
     for fmt in ("text", "json", "github", "junit", "gradescope"):
-        code = grader.commands.cli.main([str(nasty_submission), "-e", "3.1", "-e", "4.1",
-                                "--max-examples", "2", "--format", fmt])  # fmt: skip
+        code = grader.commands.cli.main(
+            [
+                str(nasty_submission),
+                "-e",
+                "3.1",
+                "-e",
+                "4.1",
+                "--max-examples",
+                "2",
+                "--format",
+                fmt,
+            ]
+        )
         out, err = capsys.readouterr()
         assert code == 1, err
         assert_clean(out, fmt)
@@ -387,9 +411,11 @@ def test_an_ascii_terminal_gets_every_format(nasty_submission):
     formats are written by one process, one grade after the other, on the same ASCII stream.)"""
     run = subprocess.run(
         [sys.executable, "-c", ASCII_RUNS, str(nasty_submission)],
-        capture_output=True, cwd=ROOT, timeout=300,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=300,
         env={**os.environ, "PYTHONIOENCODING": "ascii", "NO_COLOR": "1"},
-    )  # fmt: skip
+    )
     parts = run.stdout.split(b"\0")
     assert len(parts) == 9, run.stderr.decode()
     formats = ("text", "gradescope", "github", "junit")

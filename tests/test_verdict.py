@@ -89,8 +89,11 @@ def test_the_renderers_label_from_the_field(message):
         result = result_with(verdict, message)
         table = report_text.overview(result, unicode=False).splitlines()
         assert [line.split()[-1] for line in table if line.lstrip().startswith("4.3")] == [label]
-        rows = [line for line in github.summary_markdown(result).splitlines()
-                if line.startswith("| 4.3 t |")]  # fmt: skip
+        rows = [
+            line
+            for line in github.summary_markdown(result).splitlines()
+            if line.startswith("| 4.3 t |")
+        ]
         assert len(rows) == 1 and rows[0].endswith(f" {label} |")
         assert report_html.context(result)["exercises"][1].label == label
 
@@ -100,9 +103,12 @@ def test_the_batch_row_reads_the_field(message):
     rows = {}
     for verdict in ("graded", "tampered", "grader-failed"):
         outcome = SimpleNamespace(
-            result=result_with(verdict, message).to_dict(), status="failed", reason="",
-            retry=False, graded=True,
-        )  # fmt: skip
+            result=result_with(verdict, message).to_dict(),
+            status="failed",
+            reason="",
+            retry=False,
+            graded=True,
+        )
         rows[verdict] = outcome_row(outcome)
     (row, _, shown) = rows["graded"]
     assert row["status"] == "failed" and not row["retry"] and shown == ""
@@ -113,8 +119,16 @@ def test_the_batch_row_reads_the_field(message):
 
 
 def ledger_row(name: str) -> dict:
-    return {"name": name, "source": name, "kind": "folder", "content_hash": "h",
-            "settings_hash": "s", "status": "failed", "reason": "", "graded": 1}  # fmt: skip
+    return {
+        "name": name,
+        "source": name,
+        "kind": "folder",
+        "content_hash": "h",
+        "settings_hash": "s",
+        "status": "failed",
+        "reason": "",
+        "graded": 1,
+    }
 
 
 def test_the_dashboard_flags_the_field_not_the_words(tmp_path):

@@ -90,8 +90,9 @@ class Tracker:
 
     def shown(self, result: Any) -> dict:
         """An exercise's or a check's result as the finished grade shows it: its snippets
-        load the submission, a notebook's places are its cells (``grader.judge.engine.grade``
-        does the same to the whole result, so a copy is changed)."""
+        load the submission, a notebook's places are its cells
+        (``grader.judge.engine.grade_request`` does the same to the whole result, so a copy is
+        changed)."""
         from grader.judge import snippets
         from grader.result.schema import CheckResult, ExerciseResult
 
@@ -174,17 +175,25 @@ def _check(raw: Any, points: float | None = None) -> Any:
     except TypeError:
         return None
     fine = (
-        isinstance(check.name, str) and isinstance(check.message, str)
+        isinstance(check.name, str)
+        and isinstance(check.message, str)
         and isinstance(check.passed, bool)
-        and isinstance(check.max_points, int | float) and not isinstance(check.max_points, bool)
-        and isinstance(check.points, int | float) and not isinstance(check.points, bool)
+        and isinstance(check.max_points, int | float)
+        and not isinstance(check.max_points, bool)
+        and isinstance(check.points, int | float)
+        and not isinstance(check.points, bool)
         and 0 <= check.points <= check.max_points
         and (points is None or check.max_points == points)
         and (check.reproduce is None or isinstance(check.reproduce, str))
-        and (check.cause is None or (isinstance(check.cause, dict) and all(
-            isinstance(check.cause.get(k), str) for k in ("key", "text", "hint"))
-            and type(check.cause.get("rank", 0)) is int))
-    )  # fmt: skip
+        and (
+            check.cause is None
+            or (
+                isinstance(check.cause, dict)
+                and all(isinstance(check.cause.get(k), str) for k in ("key", "text", "hint"))
+                and type(check.cause.get("rank", 0)) is int
+            )
+        )
+    )
     return check if fine else None
 
 
@@ -197,13 +206,15 @@ def _finished(raw: Any, exercise: Any) -> Any:
         checks = [_check(c) for c in raw["checks"]]
         result = ExerciseResult(**{**raw, "checks": checks})
         fine = (
-            result.id == exercise.id and result.max_score == exercise.max_score
-            and result.status in STATUSES and isinstance(result.title, str)
+            result.id == exercise.id
+            and result.max_score == exercise.max_score
+            and result.status in STATUSES
+            and isinstance(result.title, str)
             and result.verdict in VERDICTS
             and all(c is not None for c in checks)
             and abs(result.score - sum(c.points for c in checks)) < 1e-6
             and sum(c.max_points for c in checks) <= exercise.max_score + 1e-6
-        )  # fmt: skip
+        )
     except (TypeError, KeyError, ValueError):
         return None
     return result if fine else None

@@ -208,12 +208,18 @@ def insert_rows(db: sqlite3.Connection, row: dict[str, Any], result: dict) -> No
             db.execute(
                 "INSERT INTO checks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    row["name"], ex["id"], position, c["name"], c["points"], c["max_points"],
-                    int(c["passed"]), c["message"],
+                    row["name"],
+                    ex["id"],
+                    position,
+                    c["name"],
+                    c["points"],
+                    c["max_points"],
+                    int(c["passed"]),
+                    c["message"],
                     None if c["counterexample"] is None else json.dumps(c["counterexample"]),
                     c["reproduce"],
                 ),
-            )  # fmt: skip
+            )
 
 
 def ensure_verdicts(db: sqlite3.Connection) -> None:
@@ -322,12 +328,21 @@ class Ledger:
         report_path = self._report(name, shown) if render_report else None
         full = {
             **row,
-            **{k: result[k] for k in ("score", "max_score", "grader_version", "torch_version",
-                                       "seed", "duration_s")},
+            **{
+                k: result[k]
+                for k in (
+                    "score",
+                    "max_score",
+                    "grader_version",
+                    "torch_version",
+                    "seed",
+                    "duration_s",
+                )
+            },
             "result_path": result_path,
             "result_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
             "report_path": report_path,
-        }  # fmt: skip
+        }
         self.db.execute("BEGIN IMMEDIATE")
         try:
             insert_rows(self.db, full, result)

@@ -167,8 +167,9 @@ def gave_up(job: Job, seconds: float) -> Outcome:
     except Exception:  # a bug of ours: the row says less, the batch goes on
         resilience.set_label(job.entry.name)
         resilience.log_trace("reading the progress of a judge past its deadline")
-        return replace(not_graded(job, f"the grader gave up on it after {seconds:g} s"),
-                       deadline=seconds)  # fmt: skip
+        return replace(
+            not_graded(job, f"the grader gave up on it after {seconds:g} s"), deadline=seconds
+        )
     base = not_graded(job, reason)
     result = {
         **base.result,
@@ -210,64 +211,101 @@ def run_jobs(
     pending = list(jobs)
     attempts: Counter[str] = Counter()
     while pending:
-        broken: list[Job] = []
-        given_up: set[str] = set()  # entries whose judge this process killed
-        judges = max(1, min(processes, len(pending)))
-        context, initargs, servers = boot.judge_processes(sandbox, judges)
-        pool = ProcessPoolExecutor(
-            max_workers=judges, mp_context=context, initializer=boot.init, initargs=initargs
-        )
-        try:
-            futures: dict[Future, Job] = {pool.submit(grade_job, job): job for job in pending}
-            for server in servers:  # the judges are forked: each has taken its server over
-                server.let_go()
-            waiting = set(futures)
-            while waiting:
-                done, waiting = wait(waiting, timeout=WATCH_S, return_when=FIRST_COMPLETED)
-                for future, pid in _overdue(futures, waiting):
-                    job = futures[future]
-                    given_up.add(job.entry.name)
-                    try:
-                        os.kill(pid, KILL)
-                    except OSError:
-                        pass
-                    on_outcome(gave_up(job, judge_deadline(job.settings)))
-                for future in sorted(done, key=lambda f: futures[f].entry.name):
-                    job = futures[future]
-                    if job.entry.name in given_up:
-                        continue
-                    try:
-                        outcome = future.result()
-                    except BrokenProcessPool:
-                        broken.append(job)
-                        continue
-                    except Exception as exc:  # e.g. a result that cannot be sent back
-                        resilience.set_label(job.entry.name)
-                        resilience.log_trace("receiving the result")
-                        outcome = not_graded(
-                            job, f"the grader failed on it ({type(exc).__name__})", True
-                        )
-                    on_outcome(outcome)
-        except BaseException:
-            _terminate(pool)
-            raise
-        finally:
-            for server in servers:
-                server.let_go()
-        if given_up:
-            _terminate(pool)  # its other judges may be gone with the one killed
-        else:
-            pool.shutdown(wait=True)
+        broken, given_up = _one_pool(pending, processes, sandbox, on_outcome)
+        pending = _to_retry(broken, bool(given_up), attempts, on_outcome)
+
+
+def _one_pool(
+    pending: list[Job], processes: int, sandbox: str, on_outcome: Callable[[Outcome], None]
+) -> tuple[list[Job], set[str]]:
+    """Grade ``pending`` in one pool of judge processes: the jobs whose judge died (the pool
+    broke under them) and the entries given up on (their judge killed past the deadline)."""
+    broken: list[Job] = []
+    given_up: set[str] = set()  # entries whose judge this process killed
+    judges = max(1, min(processes, len(pending)))
+    context, initargs, servers = boot.judge_processes(sandbox, judges)
+    pool = ProcessPoolExecutor(
+        max_workers=judges, mp_context=context, initializer=boot.init, initargs=initargs
+    )
+    try:
+        futures: dict[Future, Job] = {pool.submit(grade_job, job): job for job in pending}
+        for server in servers:  # the judges are forked: each has taken its server over
+            server.let_go()
+        _watch(futures, on_outcome, broken, given_up)
+    except BaseException:
+        _terminate(pool)
+        raise
+    finally:
         for server in servers:
-            server.reap()
-        pending = []
-        for job in broken:
-            shutil.rmtree(job.scratch, ignore_errors=True)  # a killed judge left it
-            if not given_up:  # a pool broken by the watchdog costs the others no attempt
-                attempts[job.entry.name] += 1
-            if attempts[job.entry.name] < MAX_ATTEMPTS:
-                pending.append(job)
+            server.let_go()
+    if given_up:
+        _terminate(pool)  # its other judges may be gone with the one killed
+    else:
+        pool.shutdown(wait=True)
+    for server in servers:
+        server.reap()
+    return broken, given_up
+
+
+def _watch(
+    futures: dict[Future, Job],
+    on_outcome: Callable[[Outcome], None],
+    broken: list[Job],
+    given_up: set[str],
+) -> None:
+    """Wait for every job of ``futures``, calling ``on_outcome`` as each finishes; a judge
+    past its job's deadline is killed (the entry added to ``given_up``), a job whose judge
+    died is added to ``broken``."""
+    waiting = set(futures)
+    while waiting:
+        done, waiting = wait(waiting, timeout=WATCH_S, return_when=FIRST_COMPLETED)
+        for future, pid in _overdue(futures, waiting):
+            job = futures[future]
+            given_up.add(job.entry.name)
+            try:
+                os.kill(pid, KILL)
+            except OSError:
+                pass
+            on_outcome(gave_up(job, judge_deadline(job.settings)))
+        for future in sorted(done, key=lambda f: futures[f].entry.name):
+            job = futures[future]
+            if job.entry.name in given_up:
+                continue
+            outcome = _received(future, job)
+            if outcome is None:
+                broken.append(job)
             else:
-                on_outcome(
-                    not_graded(job, "the grader's judge process died while grading it", True)
-                )
+                on_outcome(outcome)
+
+
+def _received(future: Future, job: Job) -> Outcome | None:
+    """The outcome a finished job's judge sent back; None when the judge died (the pool
+    broke)."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        return None
+    except Exception as exc:  # e.g. a result that cannot be sent back
+        resilience.set_label(job.entry.name)
+        resilience.log_trace("receiving the result")
+        return not_graded(job, f"the grader failed on it ({type(exc).__name__})", True)
+
+
+def _to_retry(
+    broken: list[Job],
+    watchdog: bool,
+    attempts: Counter[str],
+    on_outcome: Callable[[Outcome], None],
+) -> list[Job]:
+    """The jobs of ``broken`` to grade again (each has ``MAX_ATTEMPTS``); the others are not
+    graded. ``watchdog``: the pool was broken by a kill of this process's."""
+    again = []
+    for job in broken:
+        shutil.rmtree(job.scratch, ignore_errors=True)  # a killed judge left it
+        if not watchdog:  # a pool broken by the watchdog costs the others no attempt
+            attempts[job.entry.name] += 1
+        if attempts[job.entry.name] < MAX_ATTEMPTS:
+            again.append(job)
+        else:
+            on_outcome(not_graded(job, "the grader's judge process died while grading it", True))
+    return again

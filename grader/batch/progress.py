@@ -28,11 +28,16 @@ class Progress:
 
             sized = shutil.get_terminal_size((0, 0)).columns > 0  # a pty may report 0x0
             self.bar = Bar(
-                total=total, initial=already, unit="sub", file=self.stream,
-                dynamic_ncols=sized, ncols=None if sized else 80,
-                desc="grading", bar_format="{desc} {bar} {n_fmt}/{total_fmt} "
+                total=total,
+                initial=already,
+                unit="sub",
+                file=self.stream,
+                dynamic_ncols=sized,
+                ncols=None if sized else 80,
+                desc="grading",
+                bar_format="{desc} {bar} {n_fmt}/{total_fmt} "
                 "[{elapsed}<{remaining}, {rate_fmt}]{postfix}",
-            )  # fmt: skip
+            )
 
     def update(self, name: str, status: str, score: float, max_score: float, reason: str) -> None:
         self.count += 1

@@ -25,16 +25,27 @@ def gradebook_csv(db: sqlite3.Connection) -> str:
     }
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["name", "total", "max_total", *ids, "status", "reason", "grader_version",
-                     "seed"])  # fmt: skip
+    writer.writerow(
+        ["name", "total", "max_total", *ids, "status", "reason", "grader_version", "seed"]
+    )
     rows = db.execute(
         "SELECT name, score, max_score, status, reason, grader_version, seed "
         "FROM submissions ORDER BY name"
     )
     for name, score, max_score, status, reason, version, seed in rows:
         per_exercise = [number(scores[(name, i)]) if (name, i) in scores else "" for i in ids]
-        writer.writerow([cell(name), number(score), number(max_score), *per_exercise, status,
-                         cell(reason), version, seed])  # fmt: skip
+        writer.writerow(
+            [
+                cell(name),
+                number(score),
+                number(max_score),
+                *per_exercise,
+                status,
+                cell(reason),
+                version,
+                seed,
+            ]
+        )
     return buf.getvalue()
 
 

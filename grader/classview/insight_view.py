@@ -110,8 +110,14 @@ def segments(text: str, regions: list[list[int]]) -> list[dict]:
 
 def similarity_view(db: sqlite3.Connection) -> dict:
     """The pairs to show (the most similar first) and, per exercise, what was compared."""
-    empty = {"exercises": [], "pairs": [], "total": 0, "floor": FLOOR, "shown": 0,
-             "min_tokens": similarity.MIN_TOKENS}  # fmt: skip
+    empty = {
+        "exercises": [],
+        "pairs": [],
+        "total": 0,
+        "floor": FLOOR,
+        "shown": 0,
+        "min_tokens": similarity.MIN_TOKENS,
+    }
     if not _table_exists(db, "similarity_runs"):
         return empty
     exercises = []
@@ -120,9 +126,16 @@ def similarity_view(db: sqlite3.Connection) -> dict:
         "SELECT exercise_id, answers, scored, short FROM similarity_runs ORDER BY exercise_id"
     ):
         short_names = json.loads(short)
-        exercises.append({"id": ex, "answers": n_answers, "scored": scored,
-                          "short": len(short_names), "short_names": short_names,
-                          "pairs": counts.get(ex, 0)})  # fmt: skip
+        exercises.append(
+            {
+                "id": ex,
+                "answers": n_answers,
+                "scored": scored,
+                "short": len(short_names),
+                "short_names": short_names,
+                "pairs": counts.get(ex, 0),
+            }
+        )
     total = sum(counts.values())
     rows = db.execute(
         "SELECT exercise_id, submission_a, submission_b, similarity, regions_a, regions_b "
@@ -150,8 +163,7 @@ def similarity_view(db: sqlite3.Connection) -> dict:
                         "segments": segments(texts.get((n, ex), ""), json.loads(regions)),
                     }
                     for n, regions in ((a, regions_a), (b, regions_b))
-                ],  # fmt: skip
+                ],
             }
         )
-    return {**empty, "exercises": exercises, "pairs": pairs, "total": total,
-            "shown": len(pairs)}  # fmt: skip
+    return {**empty, "exercises": exercises, "pairs": pairs, "total": total, "shown": len(pairs)}

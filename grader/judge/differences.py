@@ -178,7 +178,7 @@ def _tensor_repr(t: torch.Tensor, decimals: int | None) -> str:
     if t.numel() == 0:
         body = "[]"
     elif t.dim() == 0:
-        body = fmt(values)
+        body = fmt(t.item())
     else:
         body = _nested_text(values, len(prefix), fmt, t.dim())
     suffixes = [f"size={tuple(t.shape)}"] if t.numel() == 0 and t.dim() != 1 else []

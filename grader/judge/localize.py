@@ -106,6 +106,7 @@ class Difference:
                 f"{self.expected_shape} for the same input"
             )
         else:
+            assert self.got is not None and self.expected is not None  # shapes agreed: values
             got, expected = float(self.got), float(self.expected)
             # The input at the same place says what a part applied element by element (an
             # activation, a norm) was given; a module of parts mixes places, so it is left out.
@@ -275,7 +276,8 @@ def first_difference(
         inside = [n for n in agreed if _inside(n, name)]
         own = bool(inside) and not any(_inside(n, name) for n in unknown)
         wiring = ""
-        if own:  # the entries that finished inside this call: after its previous call's
+        if own and part is not None:  # ``part`` was replayed above: never None here
+            # The entries that finished inside this call: after its previous call's.
             start = max((i + 1 for i, e in enumerate(checked[:-1]) if e["name"] == name), default=0)
             wiring = describe(
                 checked[start:-1],

@@ -1,7 +1,7 @@
 """The judge keeps going: one exercise's trouble stays in that exercise's result.
 
-``keeps_going`` wraps ``grader.judge.engine.grade_exercise``. Whatever happens while one exercise is
-graded becomes that exercise's result, and the others are graded normally:
+``keeps_going`` wraps ``grader.judge.engine.grade_exercise``. Whatever happens while one
+exercise is graded becomes that exercise's result, and the others are graded normally:
 
 - ``Tampered`` (raised by ``WorkerHandle.receive`` when the worker's guard reports that
   student code rewrote the grader, see ``grader.worker.guard``) becomes the *tampered* verdict:

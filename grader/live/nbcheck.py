@@ -115,6 +115,7 @@ class JudgeProcess:
             self._stderr = None
         if proc is None or self._owner != os.getpid():
             return
+        assert proc.stdin is not None  # a pipe (``_start_locked``)
         try:
             if not kill:
                 proc.stdin.close()

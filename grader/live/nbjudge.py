@@ -12,10 +12,9 @@ lifetime, one JSON line each way (plain data only, never pickles):
            | {"id": int, "error": str}
 
 ``inputs`` is the kernel's input history (``inputs[n]`` ran as ``In [n]``). It is read, never
-run, by ``grader.intake.notebook`` into exercise files, which ``grader.judge.engine.grade``
-grades in
-sandboxed workers exactly as ``grade`` grades a notebook (same checks, same seed handling: the
-public seed unless ``seed`` or ``GRADE_SEED`` says otherwise); an exercise whose file is the
+run, by ``grader.intake.notebook`` into exercise files, which ``grader.pipeline.finish`` grades
+in sandboxed workers exactly as ``grade`` grades a notebook (same checks, same seed handling:
+the public seed unless ``seed`` or ``GRADE_SEED`` says otherwise); an exercise whose file is the
 same as at an earlier check gets that check's result (``Verdicts``). ``said`` is what the
 grader wrote to stderr meanwhile (e.g. sandbox layers that are off here).
 
@@ -150,9 +149,9 @@ def main(_config: dict | None = None) -> None:
     ``sys.path`` it restored, nothing else)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the kernel's interrupts are the kernel's
     replies = reply_channel()
-    from grader.judge.launch.starter import default_starter
+    from grader.pipeline import default_start
 
-    start = default_starter()  # the fork server imports torch in its process meanwhile
+    start = default_start()  # the fork server imports torch in its process meanwhile
     from grader.judge.ready import ready_to_judge
 
     ready_to_judge()  # every check, once for all requests

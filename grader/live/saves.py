@@ -137,6 +137,8 @@ class Saves:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        assert self._proc.stdin is not None and self._proc.stdout is not None  # pipes, above
+        self._streams = (self._proc.stdin, self._proc.stdout)
         self._pending = b""
         self._ready = False  # the watcher said it watches
         self._early: set[Path] = set()  # saves read while waiting for that
@@ -144,7 +146,7 @@ class Saves:
     def _lines(self, block: bool, ended: Callable[[], bool]) -> list[bytes]:
         """The whole lines the watcher has written: at least one if ``block`` (unless
         ``ended()`` says to stop waiting: then ``InputEnded``)."""
-        fd = self._proc.stdout.fileno()
+        fd = self._streams[1].fileno()
         while True:
             if b"\n" in self._pending:
                 *lines, self._pending = self._pending.split(b"\n")
@@ -192,7 +194,7 @@ class Saves:
     def close(self) -> None:
         self._proc.kill()
         self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
+        for stream in self._streams:
             stream.close()
 
 

@@ -12,6 +12,8 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from grader.protocol.limits import Limits
 
 # Variables a worker may inherit: locale, thread and speed settings, which change no result.
@@ -120,11 +122,11 @@ def boot_arguments(boot: str, config: dict, worker_side: bool = False) -> list[s
     return [sys.executable, "-I", "-c", boot, json.dumps(config)]
 
 
-def worker_environment(home: str, source: dict[str, str] | None = None) -> dict[str, str]:
+def worker_environment(home: str, source: Mapping[str, str] | None = None) -> dict[str, str]:
     """The whole environment of a worker (and of the fork server): an allow-list, never a
     deny-list, so that no secret of the grader's environment can reach student code."""
-    source = os.environ if source is None else source
-    env = {k: source[k] for k in KEEP_ENV if k in source}
+    given: Mapping[str, str] = os.environ if source is None else source
+    env = {k: given[k] for k in KEEP_ENV if k in given}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(
         HOME=home,

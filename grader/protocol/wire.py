@@ -200,8 +200,10 @@ def encode(obj: Any) -> bytearray:
     base = _HEADER.size + _aligned(head)
     size = base + (blobs[-1][0] + blobs[-1][1].nbytes if blobs else 0)
     if size - _HEADER.size > MAX_MESSAGE_BYTES:  # the judge would refuse it: said here instead
-        raise NotEncodable(f"it holds {size:,} bytes, over the {MAX_MESSAGE_BYTES:,} one reply "
-                           "may carry (far more than an answer to the exercise needs)")  # fmt: skip
+        raise NotEncodable(
+            f"it holds {size:,} bytes, over the {MAX_MESSAGE_BYTES:,} one reply "
+            "may carry (far more than an answer to the exercise needs)"
+        )
     message = bytearray(size)
     _HEADER.pack_into(message, 0, size - _HEADER.size)
     _DOC.pack_into(message, _HEADER.size, len(doc))

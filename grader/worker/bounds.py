@@ -198,12 +198,13 @@ class CappedStream(io.TextIOBase):
     def name(self) -> str:
         return self._buffer.name
 
+    # Read-only, as on a real stream (typeshed declares them plain attributes of TextIOBase).
     @property
-    def encoding(self) -> str:
+    def encoding(self) -> str:  # type: ignore[override]
         return "utf-8"
 
     @property
-    def errors(self) -> str:
+    def errors(self) -> str:  # type: ignore[override]
         return "replace"
 
     def writable(self) -> bool:
@@ -228,5 +229,7 @@ class CappedStream(io.TextIOBase):
 def cap_output(limits: Limits) -> None:
     """Route ``print`` and tracebacks through one budget of ``limits.max_output_kb``."""
     budget = OutputBudget(limits.max_output_kb * 1024)
-    sys.stdout = sys.__stdout__ = CappedStream(1, budget, "<stdout>")
-    sys.stderr = sys.__stderr__ = CappedStream(2, budget, "<stderr>")
+    # The originals too (typeshed: Final, the interpreter's streams), so that code restoring
+    # them gets the capped ones back.
+    sys.stdout = sys.__stdout__ = CappedStream(1, budget, "<stdout>")  # type: ignore[misc,assignment]
+    sys.stderr = sys.__stderr__ = CappedStream(2, budget, "<stderr>")  # type: ignore[misc,assignment]

@@ -121,7 +121,7 @@ def spawned(spec: dict) -> None:
 
     limits = Limits(**spec["limits"])
     req_fd, rep_fd = spec["req_fd"], spec["rep_fd"]
-    if spec.get("handles"):  # pragma: no cover - Windows
+    if sys.platform == "win32" and spec.get("handles"):  # pragma: no cover - Windows
         import msvcrt
 
         req_fd = msvcrt.open_osfhandle(req_fd, os.O_RDONLY)

@@ -141,8 +141,12 @@ def _naming_line(entry: types.TracebackType, student_dir: Path) -> dict | None:
         found = [n for n, text in enumerate(lines, start=1) if said.match(text)]
         if found:
             code = lines[found[-1] - 1].strip()[:SHORT_LIMIT]
-            return {"file": Path(filename).name, "line": found[-1], "function": "<module>",
-                    "code": code}  # fmt: skip
+            return {
+                "file": Path(filename).name,
+                "line": found[-1],
+                "function": "<module>",
+                "code": code,
+            }
     return None
 
 

@@ -195,16 +195,18 @@ class Guard:
                     else:
                         self._watch_function(value, label)
         for fn in extra:
+            if not isinstance(fn, types.FunctionType):
+                raise TypeError(f"the guard watches Python functions, not {type(fn).__name__}")
             self._watch_function(fn, f"the worker's dispatch ({getattr(fn, '__name__', '?')})")
             for cell in fn.__closure__ or ():
                 for item in _flatten(cell.cell_contents):
                     if isinstance(item, types.FunctionType):
                         self._watch_function(item, f"the probe {item.__qualname__}")
         for module_name, attr in CHANNEL:
-            module = sys.modules.get(module_name)
-            if module is not None and hasattr(module, attr):
-                value = getattr(module, attr)
-                self.bindings.append((vars(module), attr, value, f"{module_name}.{attr}"))
+            holder = sys.modules.get(module_name)
+            if holder is not None and hasattr(holder, attr):
+                value = getattr(holder, attr)
+                self.bindings.append((vars(holder), attr, value, f"{module_name}.{attr}"))
         self.tensor = _tensor_methods()
         self._check = self.checker()
 
@@ -227,10 +229,11 @@ class Guard:
                 self.bindings.append((vars(cls), key, vars(cls)[key], f"{label}.{key}"))
                 self._watch_function(value, f"{label}.{key}")
 
-    def functions(self) -> list[types.FunctionType]:
+    def functions(self) -> list[Callable[..., Any]]:
         """Every function this snapshot watches, the checks' own included: the tripwire
         (``grader.worker.tripwire``) ends the worker the moment one of them is rewritten."""
-        return [fn for fn, *_ in self.codes] + [self._check, _problem, _same_table]
+        own = (self._check, _problem, _replaced, _rewritten, _around, _same_table)
+        return [*(fn for fn, *_ in self.codes), *own]
 
     def checker(self, *fds: int, armed: bool = False) -> Callable[[], str | None]:
         """The check of this snapshot as a function that needs nothing student code can
@@ -265,13 +268,15 @@ class Guard:
         return self._check()
 
 
-def _problem(
-    modules, bindings, tables, codes, cells, kwdefaults, tensor, hidden, channel,
-    _sys_modules=sys.modules, _empty=_EMPTY, _same_table=_same_table, _same=_same,
-    _identity=_identity, _tuple=tuple, _getattr=getattr,
-    _value_error=ValueError,
-) -> str | None:  # fmt: skip
-    """The checks of ``Guard.checker``; each name it uses is one of its arguments."""
+def _replaced(
+    modules,
+    bindings,
+    tables,
+    _sys_modules=sys.modules,
+    _empty=_EMPTY,
+    _same_table=_same_table,
+) -> str | None:
+    """A module, a binding or a dispatch table of the snapshot that student code replaced."""
     for name, module in modules:
         if _sys_modules.get(name) is not module:
             return f"the module {name} was replaced or removed"
@@ -281,6 +286,19 @@ def _problem(
     for namespace, key, table, label in tables:
         if not _same_table(namespace.get(key, _empty), table, _same_table):
             return f"{label} was changed"
+    return None
+
+
+def _rewritten(
+    codes,
+    cells,
+    kwdefaults,
+    _empty=_EMPTY,
+    _same=_same,
+    _tuple=tuple,
+    _value_error=ValueError,
+) -> str | None:
+    """A watched function whose code, defaults or closure student code rewrote."""
     for fn, code, defaults, label in codes:
         if fn.__code__ is not code or fn.__defaults__ is not defaults:
             return f"the code of {label} was changed"
@@ -294,6 +312,20 @@ def _problem(
     for fn, kw, values, label in kwdefaults:  # the dict's identity: with ``codes`` only
         if (codes and fn.__kwdefaults__ is not kw) or not _same(_tuple(kw.values()), values):
             return f"the code of {label} was changed"
+    return None
+
+
+def _around(
+    tensor,
+    hidden,
+    channel,
+    _sys_modules=sys.modules,
+    _empty=_EMPTY,
+    _identity=_identity,
+    _getattr=getattr,
+) -> str | None:
+    """What student code changed around the grader: a tensor method a reply goes through, a
+    judge-only module imported, the worker's channel redirected."""
     tensor_class, methods = tensor
     for name, method in methods:
         if _getattr(tensor_class, name, _empty) is not method:
@@ -305,6 +337,29 @@ def _problem(
         if _identity(fd) != identity:
             return "the worker's channel to the grader was redirected"
     return None
+
+
+def _problem(
+    modules,
+    bindings,
+    tables,
+    codes,
+    cells,
+    kwdefaults,
+    tensor,
+    hidden,
+    channel,
+    _replaced=_replaced,
+    _rewritten=_rewritten,
+    _around=_around,
+) -> str | None:
+    """The checks of ``Guard.checker``, in three parts; each name a part uses is one of its
+    arguments."""
+    return (
+        _replaced(modules, bindings, tables)
+        or _rewritten(codes, cells, kwdefaults)
+        or _around(tensor, hidden, channel)
+    )
 
 
 def _flatten(value: Any) -> list:

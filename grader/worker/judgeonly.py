@@ -76,9 +76,15 @@ def file_guard(files: tuple[tuple[str, str], ...]) -> Callable[[str, tuple], Non
     uses is in its defaults; the guard watches its code and defaults."""
 
     def refuse_open(
-        event, args, _files=files, _realpath=os.path.realpath, _type=type, _str=str,
-        _fspath=os.fspath, _refusal=_refusal,
-    ) -> None:  # fmt: skip
+        event,
+        args,
+        _files=files,
+        _realpath=os.path.realpath,
+        _type=type,
+        _str=str,
+        _fspath=os.fspath,
+        _refusal=_refusal,
+    ) -> None:
         if event != "open" or not _files:
             return
         path = args[0]

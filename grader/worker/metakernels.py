@@ -112,6 +112,8 @@ def _uninstall() -> None:
     """Drop our registrations (torch's own kernels serve again)."""
     global _library
     library, _library = _library, None
+    if library is None:
+        return
     try:
         library._destroy()
     except Exception:  # noqa: BLE001 - nothing more to do: the probe says which kernels run

@@ -7,8 +7,8 @@ and tensors (see ``plain``). Probes never judge anything: every comparison is th
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import torch
 from torch import nn
@@ -262,7 +262,8 @@ def for_exercise(exercise_id: str) -> dict[str, Probe]:
         from grader.shared.packs import resolve
         from grader.shared.registry import BY_ID
 
-        _TABLES[exercise_id] = dict(resolve(BY_ID[exercise_id].probes, "PROBES"))
+        table = cast("Mapping[str, Probe]", resolve(BY_ID[exercise_id].probes, "PROBES"))
+        _TABLES[exercise_id] = dict(table)
     return _TABLES[exercise_id]
 
 

@@ -110,6 +110,7 @@ def load_student_module(
         sys.path.insert(0, folder)
     name = "student_ex" + exercise_id.replace(".", "_")
     spec = importlib.util.spec_from_file_location(name, student_file)
+    assert spec is not None and spec.loader is not None  # a ``.py`` file's: intake names them
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

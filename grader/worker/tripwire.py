@@ -59,9 +59,15 @@ _SETATTR = frozenset({"object.__setattr__", "object.__delattr__"})
 # ctypes reaching into memory or the interpreter's C API; loading a library (``ctypes.dlopen``)
 # is left alone, as libraries do it when first used.
 _CTYPES = frozenset(
-    {"ctypes.cdata", "ctypes.addressof", "ctypes.string_at", "ctypes.wstring_at", "ctypes.dlsym",
-     "ctypes.dlsym/handle"}
-)  # fmt: skip
+    {
+        "ctypes.cdata",
+        "ctypes.addressof",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.dlsym",
+        "ctypes.dlsym/handle",
+    }
+)
 _LOOKUPS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle"})
 _C_API = ("Py", "_Py")  # the interpreter's symbols
 _CTYPES_DIR = os.path.join(os.path.dirname(os.__file__), "ctypes", "")
@@ -88,12 +94,27 @@ def _quiet(status: int) -> None:
 
 
 def _hook(
-    event, args, _ids=frozenset(), _exit=os._exit, _id=id, _type=type, _str=str, _bytes=bytes,
-    _setattr=_SETATTR, _ctypes_acts=_CTYPES, _tell=_quiet,
-    _code=CODE, _ctypes=CTYPES, _memory=MEMORY,
-    _getframe=sys._getframe, _ctypes_dir=_CTYPES_DIR, _library=(), _lookups=_LOOKUPS,
-    _c_api=_C_API, _len=len,
-) -> None:  # fmt: skip
+    event,
+    args,
+    _ids=frozenset(),
+    _exit=os._exit,
+    _id=id,
+    _type=type,
+    _str=str,
+    _bytes=bytes,
+    _setattr=_SETATTR,
+    _ctypes_acts=_CTYPES,
+    _tell=_quiet,
+    _code=CODE,
+    _ctypes=CTYPES,
+    _memory=MEMORY,
+    _getframe=sys._getframe,
+    _ctypes_dir=_CTYPES_DIR,
+    _library=(),
+    _lookups=_LOOKUPS,
+    _c_api=_C_API,
+    _len=len,
+) -> None:
     """The audit hook; it runs with no globals, so every name it uses is an argument."""
     status = 0
     if event in _setattr:
@@ -151,9 +172,16 @@ def teller(student_file: str, send: Callable[[dict], None]) -> Callable[[int], N
     pid = os.getpid()
 
     def tell(
-        status: int, _file=student_file, _send=send, _getframe=sys._getframe, _acts=TAMPERED,
-        _where=where, _getline=linecache.getline, _pid=pid, _getpid=os.getpid,
-    ) -> None:  # fmt: skip
+        status: int,
+        _file=student_file,
+        _send=send,
+        _getframe=sys._getframe,
+        _acts=TAMPERED,
+        _where=where,
+        _getline=linecache.getline,
+        _pid=pid,
+        _getpid=os.getpid,
+    ) -> None:
         if _getpid() == _pid:
             _send({"ok": False, "tampered": _acts[status] + _where(_getframe(2), _file, _getline)})
 
@@ -169,7 +197,7 @@ def arm(
     functions), ``tell`` (called with the status before the worker ends) and the hook itself.
     ``library``: the folders of installed code (``library_folders``), whose own ``ctypes`` use
     is left alone; with none, every ``ctypes`` act counts as the student's."""
-    defaults = dict(zip(_hook.__code__.co_varnames[2:], _hook.__defaults__, strict=False))
+    defaults = dict(zip(_hook.__code__.co_varnames[2:], _hook.__defaults__ or (), strict=False))
     hook = types.FunctionType(_hook.__code__, {}, "tripwire", None, None)  # no globals at all
     extra = (tell,) if tell is not None else ()
     defaults["_ids"] = frozenset(id(fn) for fn in (*watched, *extra)) | {id(hook)}

@@ -163,9 +163,13 @@ def state(m: Any, _tensors=tensors, _readable=readable) -> dict[str, Any]:
 
 
 def load(
-    m: Any, values: dict, _tensors=tensors, _detach=_T.detach, _copy=_T.copy_,
+    m: Any,
+    values: dict,
+    _tensors=tensors,
+    _detach=_T.detach,
+    _copy=_T.copy_,
     _untouched=untouched,
-) -> None:  # fmt: skip
+) -> None:
     """Copy ``values`` (name -> tensor, as ``tensors`` names them) into ``m``'s own parameters
     and buffers, with torch's C method (``m.load_state_dict`` can be replaced)."""
     held = _tensors(m)

@@ -59,17 +59,25 @@ def check_own_weights(worker: Worker, ex: dict) -> None:
     call = call_text(ex)
     owner = f"the module {call} returned"
     reply = build_student(
-        worker, call, asked_text(ex), d_in=ex["d_in"], context_length=ex["context_length"],
-        dropout=ex["dropout"], seed=ex["seed"],
-    )  # fmt: skip
+        worker,
+        call,
+        asked_text(ex),
+        d_in=ex["d_in"],
+        context_length=ex["context_length"],
+        dropout=ex["dropout"],
+        seed=ex["seed"],
+    )
     reference = rebuild_wrapper(reply["module"], owner)  # a new one: its weights change here
     heads = len(reference.heads)
     weights = judge_weights(reference, ex["seed"])
     reference.load_state_dict(weights, strict=False)
     loaded = call_student(
-        worker, "load", f"loading weights into {owner} failed",
-        handle=reply["handle"], weights=weights,
-    )  # fmt: skip
+        worker,
+        "load",
+        f"loading weights into {owner} failed",
+        handle=reply["handle"],
+        weights=weights,
+    )
     buffers = set(reply["module"]["buffers"]) | {k for k, _ in reference.named_buffers()}
     missing = [k for k in loaded["missing"] if k not in buffers]
     if missing:

@@ -1,11 +1,13 @@
 """Choosing how the judge's workers start, and saying which sandbox layers are off
 (docs/sandbox.md).
 
-``default_starter()`` is the worker starter ``grader.judge.engine`` uses: on Linux, a shared
-fork server (``ForkServer``) whose workers run inside every isolation layer the kernel allows;
-elsewhere, or when the fork server cannot start, a fresh interpreter per worker
-(``grader.judge.launch.spawn.start_spawn``). Layers that are off are stated once on stderr;
-``default_starter(strict=True)`` refuses instead (``SandboxUnavailable``).
+``chosen_starter`` is the one place that chooses the worker starter (``grader.pipeline``'s
+``resolve`` and ``default_start`` ask it, so do ``grade``'s and ``grade batch``'s options). Its
+default, ``default_starter()``: on Linux, a shared fork server (``ForkServer``) whose workers
+run inside every isolation layer the kernel allows; elsewhere, or when the fork server cannot
+start, a fresh interpreter per worker (``grader.judge.launch.spawn.start_spawn``). Layers that
+are off are stated once on stderr; ``default_starter(strict=True)`` refuses instead
+(``SandboxUnavailable``).
 
 ``prestart()`` starts the shared fork server early, so that it imports torch while the judge
 does the same.

@@ -2,9 +2,9 @@
 that handing a worker to the judge costs no fork (``isolate`` has the steps). A spare that gets
 its job sets the sandbox up around the student's files and runs ``grader.worker.entry``.
 
-``SpareWorkers`` is a part of ``grader.worker.forkserver.template.Template`` and uses its state:
-``sock`` (the judge's socket, closed in every child), ``plan``, ``runtime``, ``spares``,
-``spare_target``, ``cgroups`` and ``groups``.
+``SpareWorkers`` holds them and the pids cgroups they run in; the fork server
+(``grader.worker.forkserver.template.Template``) owns one, and so does the probe of the layers
+(``grader.worker.forkserver.layers``) while it runs.
 """
 
 from __future__ import annotations
@@ -54,6 +54,27 @@ def _move_fds(fds: dict[int, int]) -> None:
 
 
 class SpareWorkers:
+    """The spare workers of one fork server, the plan of layers they are set up under and the
+    pids cgroups they run in."""
+
+    def __init__(self, judges: list[socket.socket], target: int) -> None:
+        # The server's sockets to its judges (its own list: a judge that goes is removed from
+        # it), closed in every child: a spare never talks to a judge but through its job.
+        self.judges = judges
+        self.plan = isolate.Plan(frozenset())  # found by the probe of the layers
+        self.runtime: list[str] = []  # the folders a worker needs to run (``isolate``)
+        self.spares: list[tuple[int, socket.socket]] = []  # workers waiting for a job
+        self.spare_target = target
+        self.cgroups: PidsCgroups | None = None  # when the layers have the cgroup
+        self.groups: dict[int, Path] = {}  # worker pid -> its pids cgroup
+        self.stale_groups: list[Path] = []  # cgroups whose processes are still dying
+
+    def retire_group(self, pid: int) -> None:
+        """The worker ``pid`` has gone: its cgroup is removed once its processes are dead."""
+        group = self.groups.pop(pid, None)
+        if group is not None:
+            self.stale_groups.append(group)
+
     def make_spare(self, plan: isolate.Plan) -> tuple[str, str]:
         """Fork a worker that waits for its job inside fresh namespaces; ("", "") or the layer
         that failed and why."""
@@ -67,7 +88,7 @@ class SpareWorkers:
             try:
                 signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                for judge in self.judges:  # a spare never talks to a judge but through its job
+                for judge in self.judges:
                     os.close(judge.detach())
                 for fd in (parent.detach(), report_r, maps_w):
                     os.close(fd)
@@ -77,7 +98,8 @@ class SpareWorkers:
         child.close()
         os.close(report_w)
         os.close(maps_r)
-        worker, layer, reason = None, "", ""
+        worker: int | None = None
+        layer, reason = "", ""
         try:
             for line in read_lines(report_r, STEP_TIMEOUT_S):
                 kind, body = line[:1], line[1:].decode(errors="replace")
@@ -110,7 +132,9 @@ class SpareWorkers:
         self.spares.append((worker, parent))
         return "", ""
 
-    def _intermediate(self, plan, job_sock, report_w, maps_r) -> None:
+    def _intermediate(
+        self, plan: isolate.Plan, job_sock: socket.socket, report_w: int, maps_r: int
+    ) -> None:
         def tell(message: str) -> None:
             os.write(report_w, message.encode() + b"\n")
 
@@ -132,7 +156,7 @@ class SpareWorkers:
         tell(f"P{worker}")
         os._exit(0)
 
-    def _spare(self, plan, job_sock) -> None:
+    def _spare(self, plan: isolate.Plan, job_sock: socket.socket) -> None:
         """A spare worker: wait for the job, set the sandbox up, serve the judge."""
         code = SETUP_FAILED
         try:

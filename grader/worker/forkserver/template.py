@@ -68,26 +68,30 @@ def _children() -> list[int]:
     return pids
 
 
-class Template(SpareWorkers, LayerProbe):
-    """The fork server's state and its loop: spare workers (``SpareWorkers``), the probe of
-    the layers this kernel allows (``LayerProbe``), the workers it runs for the judge."""
+class Template:
+    """The fork server's state and its loop: its spare workers (``pool``), the workers it runs
+    for the judges; the probe of the layers this kernel allows (``LayerProbe``) on the way in."""
 
     def __init__(self, judges: list[socket.socket], disable: set[str], spares: int, refill: bool):
         self.judges = judges  # one socket per judge this template serves
         self.disable = disable
-        self.plan = isolate.Plan(frozenset())
-        self.runtime: list[str] = []
+        self.pool = SpareWorkers(judges, spares)
         self.workers: dict[int, int] = {}  # worker pid -> write end of its status pipe
         self.owners: dict[int, socket.socket] = {}  # worker pid -> the judge it was started for
-        self.spares: list[tuple[int, socket.socket]] = []  # workers waiting for a job
-        self.spare_target = spares
         # False for a judge that grades once: the spares it asked for are all the workers it
         # needs, so one handed out is not replaced (a fork and an exit saved per exercise).
         self.refill = refill
-        self.cgroups: PidsCgroups | None = None
-        self.groups: dict[int, Path] = {}  # worker pid -> its pids cgroup
-        self.stale_groups: list[Path] = []  # cgroups whose processes are still dying
         self.probe_dir = Path(tempfile.mkdtemp(prefix="probe-", dir=os.getcwd()))
+
+    def probe(self) -> dict[str, dict]:
+        """The layers this kernel allows (``LayerProbe``): from now on the spares are set up
+        under them."""
+        return LayerProbe(self.pool, self.disable, self.probe_dir, self.collect).probe()
+
+    def collect(self) -> None:
+        """Reap the children that have exited and kill what workers left behind."""
+        self.reap()
+        self.sweep()
 
     def tell_judges(self, message: dict) -> None:
         """Send ``message`` to every judge; one that is gone is dropped (``BrokenPipeError``
@@ -107,10 +111,10 @@ class Template(SpareWorkers, LayerProbe):
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
-            worker, sock = self.take_spare(job)
+            worker, sock = self.pool.take_spare(job)
             if not self.refill:
-                self.spare_target = max(0, self.spare_target - 1)
-            self.hand_over(sock, job, [out, req_r, rep_w])
+                self.pool.spare_target = max(0, self.pool.spare_target - 1)
+            self.pool.hand_over(sock, job, [out, req_r, rep_w])
         except (isolate.SetupError, OSError) as exc:
             for fd in (req_w, rep_r):
                 os.close(fd)
@@ -144,8 +148,8 @@ class Template(SpareWorkers, LayerProbe):
             if info is None:
                 return
             pid = info.si_pid
-            for spare in [sp for sp in self.spares if sp[0] == pid]:
-                self.spares.remove(spare)
+            for spare in [sp for sp in self.pool.spares if sp[0] == pid]:
+                self.pool.spares.remove(spare)
                 spare[1].close()
             if pid in self.workers:
                 try:
@@ -153,9 +157,7 @@ class Template(SpareWorkers, LayerProbe):
                 except OSError:
                     pass
             _, status = os.waitpid(pid, 0)
-            group = self.groups.pop(pid, None)
-            if group is not None:
-                self.stale_groups.append(group)
+            self.pool.retire_group(pid)
             status_w = self.workers.pop(pid, None)
             self.owners.pop(pid, None)
             if status_w is not None:
@@ -168,8 +170,9 @@ class Template(SpareWorkers, LayerProbe):
 
     def sweep(self) -> None:
         """Kill the processes that workers left behind (re-parented to this subreaper)."""
-        self.stale_groups = [g for g in self.stale_groups if not PidsCgroups.kill(g)]
-        keep = set(self.workers) | {pid for pid, _ in self.spares}
+        pool = self.pool
+        pool.stale_groups = [g for g in pool.stale_groups if not PidsCgroups.kill(g)]
+        keep = set(self.workers) | {pid for pid, _ in pool.spares}
         for pid in _children():
             if pid not in keep:
                 try:
@@ -193,10 +196,10 @@ class Template(SpareWorkers, LayerProbe):
 
     def shutdown(self) -> None:
         """Kill every worker and spare, and reap them (nobody else would)."""
-        for _, sock in self.spares:
+        for _, sock in self.pool.spares:
             sock.close()  # end of file: a spare exits
-        victims = list(self.workers) + [pid for pid, _ in self.spares]
-        self.spares = []
+        victims = list(self.workers) + [pid for pid, _ in self.pool.spares]
+        self.pool.spares = []
         for pid in victims:
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -209,8 +212,8 @@ class Template(SpareWorkers, LayerProbe):
             except ChildProcessError:
                 pass
         self.reap()
-        if self.cgroups is not None:
-            self.cgroups.close()
+        if self.pool.cgroups is not None:
+            self.pool.cgroups.close()
 
     def serve(self) -> None:
         wake_r, wake_w = os.pipe()
@@ -223,7 +226,7 @@ class Template(SpareWorkers, LayerProbe):
         selector.register(wake_r, selectors.EVENT_READ, "child")
         try:
             while True:
-                wanting = len(self.spares) < self.spare_target
+                wanting = len(self.pool.spares) < self.pool.spare_target
                 # Spares are made once the judge has been quiet for a moment: the requests
                 # of one grading come in a burst, and each must not wait for a fork.
                 events = selector.select(timeout=IDLE_S if wanting else 5.0)
@@ -249,10 +252,10 @@ class Template(SpareWorkers, LayerProbe):
                         for fd in fds:
                             os.close(fd)
                 self.reap()
-                if self.stale_groups:
+                if self.pool.stale_groups:
                     self.sweep()
                 if wanting and not events:
-                    self.top_up()  # only while the judge is not waiting
+                    self.pool.top_up()  # only while the judge is not waiting
         finally:
             self.shutdown()
 
@@ -294,9 +297,9 @@ def main(config: dict) -> None:
         linux.set_child_subreaper()
         template.tell_judges({"op": "layers", "layers": template.probe()})
         slow_meta = preload()
-        template.runtime = isolate.runtime_paths()
+        template.pool.runtime = isolate.runtime_paths()
         roots.judge_only_files()  # worked out once, here: each worker carves them out
-        template.top_up()
+        template.pool.top_up()
         template.tell_judges({"op": "ready", "pid": os.getpid(), "slow_meta": slow_meta})
         template.serve()
     except BrokenPipeError:

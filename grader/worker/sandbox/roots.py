@@ -86,7 +86,7 @@ def installation_paths() -> set[str]:
     """The interpreter's own folders: its standard library and site folders (as ``sysconfig``
     and ``site`` name them, and the ``sys.path`` entries inside its prefixes, such as
     ``lib-dynload``), its shared libraries' folder and the executable."""
-    found = set()
+    found: set[str] = set()
     paths = sysconfig.get_paths()
     found.update(paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths)
     try:
