@@ -30,7 +30,8 @@ ModuleDescription = TypedDict(
         "class_module": str,
         "training": bool,
         "state": dict[str, torch.Tensor],  # with values: state_dict(), as plain tensors
-        "shapes": dict[str, list[int]],  # without values: each state_dict() entry's shape
+        "shapes": dict[str, list[int] | None],  # without values: each entry's shape (None:
+        # an entry that is not a tensor)
         "parameters": dict[str, bool],  # every parameter, in the order created: requires_grad
         "buffers": list[str],
         "dropouts": dict[str, float],  # each nn.Dropout's rate, by its name

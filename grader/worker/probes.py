@@ -156,44 +156,42 @@ def describe_module(m: Any, values: bool = True, attrs: tuple[str, ...] = ()) ->
         return _described(m, values, attrs)
 
 
-def _described(m: nn.Module, values: bool, attrs: tuple[str, ...]) -> dict:
+def _described(m: nn.Module, values: bool, attrs: tuple[str, ...]) -> ModuleDescription:
     """``describe_module``'s reads, for a module."""
     where = "your module's state_dict()[{!r}]"
     entries = [(k, truth.readable(v)) for k, v in truth.tensors(m).items()]
-    if values:
-        state = {"state": {k: plain(v, where.format(k)) for k, v in entries}}
-    else:
-        state = {"shapes": {k: shape_of(v, where.format(k)) for k, v in entries}}
-    modules = truth.modules(m)
-    return {
+    described: ModuleDescription = {
         "is_module": True,
         "class": type(m).__name__,
         "class_module": type(m).__module__,
         "training": bool(truth.own(m, "training")),
-        **state,
-        "parameters": {
-            f"{prefix}{name}": truth.requires_grad(p)
-            for prefix, sub in modules
-            for name, p in truth.registry(sub, "_parameters")
-            if truth.is_tensor(p)
-        },
-        "buffers": [
-            f"{prefix}{name}"
-            for prefix, sub in modules
-            for name, b in truth.registry(sub, "_buffers")
-            if truth.is_tensor(b)
-        ],
-        "dropouts": {
-            prefix[:-1]: float(truth.own(sub, "p"))
-            for prefix, sub in modules
-            if truth.is_a(sub, nn.Dropout) and type(truth.own(sub, "p")) in (int, float)
-        },
-        "attrs": {
-            name: value
-            for name in attrs
-            if type(value := truth.value(m, name)) in (int, float, bool)
-        },
     }
+    if values:
+        described["state"] = {k: plain(v, where.format(k)) for k, v in entries}
+    else:
+        described["shapes"] = {k: shape_of(v, where.format(k)) for k, v in entries}
+    modules = truth.modules(m)
+    described["parameters"] = {
+        f"{prefix}{name}": truth.requires_grad(p)
+        for prefix, sub in modules
+        for name, p in truth.registry(sub, "_parameters")
+        if truth.is_tensor(p)
+    }
+    described["buffers"] = [
+        f"{prefix}{name}"
+        for prefix, sub in modules
+        for name, b in truth.registry(sub, "_buffers")
+        if truth.is_tensor(b)
+    ]
+    described["dropouts"] = {
+        prefix[:-1]: float(truth.own(sub, "p"))
+        for prefix, sub in modules
+        if truth.is_a(sub, nn.Dropout) and type(truth.own(sub, "p")) in (int, float)
+    }
+    described["attrs"] = {
+        name: value for name in attrs if type(value := truth.value(m, name)) in (int, float, bool)
+    }
+    return described
 
 
 def _keep(state: dict, obj: Any) -> int:
