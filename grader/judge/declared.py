@@ -208,8 +208,9 @@ def called_as_answer(
 ) -> tuple[st.SearchStrategy, Callable[[Example], Mapping[str, Any]], Callable[[Example], Any]]:
     """The strategy, the answer's arguments and the expected value of a declared check.
     ``strategy`` a dict name -> strategy: each example is the answer's arguments, in that
-    order, and ``reference`` is called as the answer is (on copies of them); else ``arguments``
-    and ``reference`` are functions of the example (or ``arguments`` names its items)."""
+    order, and the reference function is called as the answer is (on copies of them); else
+    ``arguments`` and the reference are functions of the example (or ``arguments`` names its
+    items)."""
     if not isinstance(strategy, Mapping):
         if arguments is None:
             raise ValueError(
@@ -267,9 +268,10 @@ def same_as_reference(
 
     Shorter, as ``@given(**strategies)``: ``strategy`` a dict name -> strategy of the answer's
     arguments, in the answer's order (``{"ids": st.lists(...), "size": st.integers(1, 4)}``);
-    each example is then those arguments, ``arguments`` may be left out, and ``reference`` is
-    called as the answer is (``reference=book.windows``). ``counterexample(example)`` is what
-    a report shows of a failing example (default: the example).
+    each example is then those arguments, ``arguments`` may be left out, and the reference
+    function is called as the answer is (``reference=oracle.windows``).
+    ``counterexample(example)`` is what a report shows of a failing example (default: the
+    example).
     """
     module, _, function = answer.partition(":")
     if not module or not function:

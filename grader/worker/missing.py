@@ -1,9 +1,9 @@
 """A name the exercise asks for that the student's file does not define, said as that.
 
-A probe looks up the exercise's names in the student's module (``make_2d_wrapper``,
-``GPTModel``); when one is missing, Python says ``AttributeError: module 'student_ex3_2' has
-no attribute 'make_2d_wrapper'``: a module name the student never wrote, and "your code
-raised" for code the student did not write either. ``explain`` turns it into one sentence: the
+A probe looks up the names an exercise asks for in the student's module (a function, a
+class); when one is missing, Python says ``AttributeError: module 'student_ex9_1' has no
+attribute 'build_layer'``: a module name the student never wrote, and "your code raised" for
+code the student did not write either. ``explain`` turns it into one sentence: the
 student's file defines no such name, and the names it does define that are spelt nearly the
 same. It is called by ``grader.worker.serve.describe_exception`` after a probe failed, so it
 imports nothing then.
