@@ -29,7 +29,7 @@ from torch import nn
 
 from grader.judge import hints
 from grader.judge.declared import Arguments, arguments_of, call_text, snippet_head
-from grader.judge.declared_module import STRUCTURE_HINT
+from grader.judge.declared_module import STRUCTURE_HINT, build_answer
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed
 from grader.shared.torchseed import seeded
@@ -148,19 +148,9 @@ def same_init_as_reference(
         return 0 if seed is None else int(seed(example))
 
     def run(worker: WorkerHandle, example: Example) -> None:
-        args = dict(values_of(example))
-        built = call_text(builder, args, keywords)
-        reply = worker.call(
-            f"build:{builder}",
-            args=[[n, v] for n, v in args.items()],
-            keywords=list(keywords),
-            seed=seed_of(example),
+        reply, built = build_answer(
+            worker, builder, values_of(example), keywords, seed=seed_of(example)
         )
-        if not reply["module"].get("is_module"):
-            kind = str(reply["module"].get("class"))
-            raise CheckFailed(
-                f"{built} should build a torch.nn.Module, but it is {kind}", hints.returned(kind)
-            )
         got = worker.call("values", handle=reply["handle"])
         sizes = {k: v.numel() for k, v in reference(example).state_dict().items()}
         draws = reference_draws(lambda: reference(example), sizes)

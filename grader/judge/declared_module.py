@@ -106,16 +106,7 @@ def same_module_as_reference(
             return oracle(x)
 
     def run(worker: WorkerHandle, example: Example) -> None:
-        args = dict(values_of(example))
-        built = call_text(builder, args, keywords)
-        reply = worker.call(
-            f"build:{builder}", args=[[n, v] for n, v in args.items()], keywords=list(keywords)
-        )
-        if not reply["module"].get("is_module"):
-            kind = str(reply["module"].get("class"))
-            raise CheckFailed(
-                f"{built} should build a torch.nn.Module, but it is {kind}", hints.returned(kind)
-            )
+        reply, built = build_answer(worker, builder, values_of(example), keywords)
         oracle = reference(example)
         state = weights_of(example, oracle)
         _same_structure(reply["module"], state, built)
@@ -178,6 +169,30 @@ def same_module_as_reference(
         hint_kinds=hint_kinds,
         known=(*known, hints.Known(hints.STRUCTURE, structure_hint)),
     )
+
+
+def build_answer(
+    worker: WorkerHandle,
+    builder: str,
+    arguments: Mapping[str, Any],
+    keywords: tuple[str, ...],
+    seed: int | None = None,
+) -> tuple[dict[str, Any], str]:
+    """Have the worker build the student's module (``module_probes``' ``"build:<builder>"``,
+    after ``torch.manual_seed(seed)`` when given): its reply (``handle``, ``module``) and the
+    call as the student reads it. Fails (``returned``) unless it built an ``nn.Module``."""
+    args = dict(arguments)
+    built = call_text(builder, args, keywords)
+    extra = {} if seed is None else {"seed": seed}
+    reply = worker.call(
+        f"build:{builder}", args=[[n, v] for n, v in args.items()], keywords=list(keywords), **extra
+    )
+    if not reply["module"].get("is_module"):
+        kind = str(reply["module"].get("class"))
+        raise CheckFailed(
+            f"{built} should build a torch.nn.Module, but it is {kind}", hints.returned(kind)
+        )
+    return reply, built
 
 
 def _same_structure(described: dict, state: Mapping[str, torch.Tensor], built: str) -> None:
