@@ -105,20 +105,45 @@ def test_right_answers_pass_on_every_example(cls):
 @pytest.mark.parametrize(
     ("cls", "kind", "said"),
     [
-        (variant(torch.zeros), VALUES, "'s A does not start drawn as the reference's"),
+        (variant(torch.zeros), VALUES, "'s A starts nearly constant where the reference draws"),
         (variant(kaiming, torch.randn), VALUES, "'s B starts with values from"),
-        (variant(torch.randn), VALUES, "'s A does not start drawn as the reference's"),
-        (variant(lambda *s: kaiming(*s) * 2.5), VALUES, "does not start drawn"),
+        (variant(torch.randn), VALUES, "'s A starts far outside the range the reference draws"),
+        (variant(lambda *s: kaiming(*s) * 2.5), VALUES, "starts far outside the range"),
         (variant(torch.rand), VALUES, "does not start drawn"),
         (variant(kaiming, a_shape=(4, 16)), STRUCTURE, "'s weight 'A' is (4, 16)"),
     ],
-    ids=["A_zeros", "B_drawn", "A_randn", "A_wider", "A_rand_positive", "A_transposed"],
+    ids=[
+        "A_zeros",
+        "B_drawn",
+        "A_randn",
+        "A_wider",
+        "A_rand_positive",
+        "A_transposed",
+    ],
 )
 def test_wrong_starts_are_caught_by_kind(cls, kind, said):
     example = EXAMPLES[0]
     with pytest.raises(CheckFailed) as caught:
         run(cls, example)
     assert caught.value.kind == kind and said in str(caught.value), str(caught.value)
+
+
+def test_a_spread_a_little_wider_is_caught_where_there_are_enough_values():
+    """The distribution test's reach: 1.6 times kaiming's bound over A's 256 values (the range
+    test alone lets it through: it is within the reference's range and half its width)."""
+    with pytest.raises(CheckFailed, match="'s A does not start drawn as the reference's"):
+        run(variant(lambda *s: kaiming(*s) * 1.6), EXAMPLES[3])
+
+
+def test_a_small_weight_left_at_zero_or_drawn_too_wide_is_still_caught():
+    """Eight values: too few for the distribution test, enough for the range and spread tests."""
+    small = {"in_dim": 2, "out_dim": 1, "rank": 4, "alpha": 2.0, "seed": 0}
+    with pytest.raises(CheckFailed, match="nearly constant"):
+        run(variant(torch.zeros), small)
+    with pytest.raises(CheckFailed, match="far outside"):
+        run(variant(lambda *s: torch.randn(*s) * 3), small)
+    run(LoRALayer, small)
+    run(BFirst, small)
 
 
 def test_a_missing_weight_is_a_structure_failure_naming_the_weights_it_has():

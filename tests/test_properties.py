@@ -73,6 +73,25 @@ PARAMETER_ERROR = (
         ("raised:RuntimeError", "size mismatch", (*hints.OWN_KINDS, "raised:RuntimeError"), OWN),
         (hints.returned("NoneType"), "", hints.OWN_KINDS, "return statement"),
         (hints.returned("int"), "", hints.OWN_KINDS, ""),
+        (
+            hints.returned("list"),
+            "x[0] should be a tensor, but it is list",
+            hints.OWN_KINDS,
+            "torch.stack",
+        ),
+        (
+            hints.returned("tuple"),
+            "f(x) should be a tensor, but it is tuple",
+            hints.OWN_KINDS,
+            "torch.tensor",
+        ),
+        (hints.returned("list"), "f(x) should be a dict, but it is list", hints.OWN_KINDS, ""),
+        (
+            hints.returned("Tensor"),
+            "f(x) should be a number, but it is Tensor",
+            hints.OWN_KINDS,
+            ".item()",
+        ),
         (hints.NOT_DONE, "", (hints.NOT_DONE,), ""),  # never a hint for a stub
     ],
 )

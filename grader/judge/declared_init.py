@@ -8,11 +8,12 @@ many seeds and compares each weight with those draws:
 
 - a weight the reference always starts with the same values (zeros, ones, a mask buffer) must
   hold exactly those values;
-- any other weight must look drawn from the same distribution: a two-sample
-  Kolmogorov-Smirnov test against the reference's pooled draws fails only when the two differ
-  beyond what chance gives once in a million (``ALPHA``), so an honest answer that draws in
-  another order, or from another seed, passes. A weight of a few values tells the test little:
-  draw sizes that give each weight some dozens of values.
+- any other weight must look drawn from the same distribution: no value far outside the range
+  the reference draws from, not nearly constant, and a two-sample Kolmogorov-Smirnov test
+  against the reference's pooled draws that fails only when the two differ beyond what chance
+  gives once in a million (``ALPHA``). An honest answer that draws in another order, or from
+  another seed, passes. A weight of a few values tells the tests little: draw sizes that give
+  each weight some dozens of values.
 
 The student's weight must have the reference's name and shape (``STRUCTURE`` otherwise).
 """
@@ -98,13 +99,34 @@ def compare_weight(key: str, got: Any, draws: torch.Tensor, built: str) -> None:
         return
     if not bool(torch.isfinite(got).all()):
         raise CheckFailed(f"{built}'s {key} starts with values that are not finite", hints.VALUES)
-    distance = ks_distance(got, draws)
-    if distance > ks_critical(got.numel(), draws.numel()):
+    problem = _beyond_range(got, draws) or _too_narrow(got, draws)
+    if problem is None and ks_distance(got, draws) > ks_critical(got.numel(), draws.numel()):
+        problem = "does not start drawn as the reference's"
+    if problem is not None:
         raise CheckFailed(
-            f"{built}'s {key} does not start drawn as the reference's: yours {summary(got)}, "
-            f"the reference's {summary(draws)}",
+            f"{built}'s {key} {problem}: yours {summary(got)}, the reference's {summary(draws)}",
             hints.VALUES,
         )
+
+
+def _beyond_range(got: torch.Tensor, draws: torch.Tensor) -> str | None:
+    """Values far outside the reference's pooled range: beyond its extremes by half its width
+    (a normal draw's pooled extremes are about 3.5 sigma, so an honest value is past that band,
+    7 sigma, about once in 4e11; a bounded draw never is). Tells a small weight's wrong scale
+    where the distribution test has too few values."""
+    lo, hi = float(draws.min()), float(draws.max())
+    margin = (hi - lo) / 2
+    if float(got.min()) < lo - margin or float(got.max()) > hi + margin:
+        return "starts far outside the range the reference draws from"
+    return None
+
+
+def _too_narrow(got: torch.Tensor, draws: torch.Tensor) -> str | None:
+    """Eight values or more that all sit within a tenth of the reference's spread: not drawn
+    (a constant, a scale forgotten); an honest draw of eight does so about once in 1e9."""
+    if got.numel() < 8 or float(got.std()) >= float(draws.std()) / 10:
+        return None
+    return "starts nearly constant where the reference draws its values"
 
 
 def _constant_text(t: torch.Tensor) -> str:

@@ -97,8 +97,19 @@ KNOWN: tuple[Known, ...] = (
     ),
     Known(
         "type:Tensor",
-        "return a plain Python number (an int for a count): a one-element tensor's .item() "
-        "gives one.",
+        "return a plain Python number: a one-element tensor's .item() gives one.",
+    ),
+    Known(
+        "type:list",
+        "return a tensor: torch.tensor(values) makes one from a list of numbers, "
+        "torch.stack(tensors) from a list of tensors of one shape.",
+        r"should be a tensor, but it is list",
+    ),
+    Known(
+        "type:tuple",
+        "return a tensor: torch.tensor(values) makes one from a tuple of numbers, "
+        "torch.stack(tensors) from a tuple of tensors of one shape.",
+        r"should be a tensor, but it is tuple",
     ),
     Known(
         INCONSISTENT,
