@@ -348,3 +348,19 @@ def test_check_pack_holds_for_the_first_pack():
     assert "2 of 2 exercise(s) get full marks" in proc.stdout
     assert "22 case(s)" in proc.stdout  # 12 of 3.1 and 10 of 4.1
     assert "holds (solution, stubs and corpus)" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("Sliding window input and target pairs", "sliding_window_input"),
+        ("Accuracy of a classifier", "accuracy_of_a_classifier"),
+        ("Split the heads and merge them", "split_the_heads"),
+        ("Scaled softmax", "scaled_softmax"),
+        ("The", "the"),
+    ],
+)
+def test_a_scaffolds_file_name_is_not_cut_after_a_small_word(title, name):
+    from grader.authoring.scaffold import slug
+
+    assert slug(title) == name

@@ -85,10 +85,17 @@ class Written:
     notes: list[str] = field(default_factory=list)
 
 
+# Words a short name never ends on ("sliding_window_input_and" reads cut off).
+_DANGLING = frozenset("a an and as at by for from in into of on or the to with without".split())
+
+
 def slug(title: str, words: int = 4) -> str:
-    """``title`` as a short snake_case name (its first ``words`` words)."""
-    parts = re.findall(r"[a-z0-9]+", title.lower())
-    return "_".join(parts[:words])
+    """``title`` as a short snake_case name: its first ``words`` words, less the small words
+    (``and``, ``of``, ``the``...) a cut would leave at its end."""
+    parts = re.findall(r"[a-z0-9]+", title.lower())[:words]
+    while len(parts) > 1 and parts[-1] in _DANGLING:
+        parts.pop()
+    return "_".join(parts)
 
 
 def module_of(exercise_id: str) -> str:
