@@ -218,3 +218,16 @@ def test_the_lora_pack_is_short_and_passes_check_pack():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 of 1 exercise(s) get full marks" in proc.stdout
     assert "6 case(s), 5 wrong and 1 correct" in proc.stdout
+
+
+def test_redrawn_draws_every_weight_anew_from_the_seed():
+    """A reference whose B starts at zero hides how the student's module uses B: ``redrawn``
+    draws every floating weight, the same for the same seed."""
+    from grader.pack.judge import redrawn
+
+    first = redrawn(LoRALayer(3, 2, 2, 2.0), 7)
+    again = redrawn(LoRALayer(3, 2, 2, 2.0), 7)
+    other = redrawn(LoRALayer(3, 2, 2, 2.0), 8)
+    assert bool((first.B != 0).all())
+    assert all(torch.equal(a, b) for a, b in zip(first.parameters(), again.parameters()))
+    assert not torch.equal(first.A, other.A)

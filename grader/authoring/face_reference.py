@@ -77,6 +77,7 @@ EXAMPLES: dict[str, str] = {
     "raised": "raise CheckFailed(explain_student_error(e.info), raised(e.info), info=e.info)",
     "remembered": "@remembered\ndef model_of(cfg: dict, seed: int) -> torch.nn.Module: ...",
     "renamings": "said = renamings({'layers.0.weight': (2, 3)}, reply['module']['shapes'])",
+    "redrawn": "reference=lambda ex: redrawn(LoRALayer(4, 2, 2, 2.0), seed=ex['seed'])",
     "returned": "raise CheckFailed('returned None', returned('NoneType'))",
     "same_as_reference": "same_as_reference(name='mean_of(x) is the mean', answer='ex9:mean_of',\n"
     "    strategy=xs, arguments=lambda ex: {'x': ex['x']}, reference=mean, points=10,\n"

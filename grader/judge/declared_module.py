@@ -171,6 +171,18 @@ def same_module_as_reference(
     )
 
 
+def redrawn(module: nn.Module, seed: int) -> nn.Module:
+    """``module`` with every floating-point parameter drawn anew from a standard normal
+    (after ``torch.manual_seed(seed)``, in the order of ``parameters()``), in place: a
+    reference whose weights start at zero or one (LoRA's B, a norm's scale) would hide a
+    mistake in how the student's module uses them."""
+    with seeded(seed), torch.no_grad():
+        for parameter in module.parameters():
+            if parameter.is_floating_point():
+                parameter.normal_()
+    return module
+
+
 def build_answer(
     worker: WorkerHandle,
     builder: str,

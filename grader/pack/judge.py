@@ -15,6 +15,9 @@ Checks:
   points=, hint=, weights=None, ...)``: the declarative check of a module: the one the
   student's class builds, loaded with the judge's weights, computes what the reference does
   (its probes: ``grader.pack.worker.module_probes``).
+- ``redrawn(module, seed)``: the reference module with every weight drawn anew from a standard
+  normal (a weight that starts at zero would hide a mistake): ``reference=lambda ex:
+  redrawn(Book(...), ex["seed"])``.
 - ``same_init_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
   seed=None, ...)``: the declarative check of a module's starting weights: built fresh, each
   weight starts as the reference's (the same constant values, or drawn from the same
@@ -88,7 +91,7 @@ from grader.judge.causes import PART, ROOT, STATEMENT, Cause
 from grader.judge.constructors import constructor_cause, constructors_explained, extra_parameters
 from grader.judge.declared import close, literal, same_as_reference
 from grader.judge.declared_init import same_init_as_reference
-from grader.judge.declared_module import same_module_as_reference
+from grader.judge.declared_module import redrawn, same_module_as_reference
 from grader.judge.differences import largest_text, pair_text
 from grader.judge.hints import (
     COUNT,
@@ -195,6 +198,7 @@ __all__ = [
     "raised",
     "remembered",
     "renamings",
+    "redrawn",
     "returned",
     "same_as_reference",
     "same_init_as_reference",
