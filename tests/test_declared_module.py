@@ -229,5 +229,6 @@ def test_redrawn_draws_every_weight_anew_from_the_seed():
     again = redrawn(LoRALayer(3, 2, 2, 2.0), 7)
     other = redrawn(LoRALayer(3, 2, 2, 2.0), 8)
     assert bool((first.B != 0).all())
-    assert all(torch.equal(a, b) for a, b in zip(first.parameters(), again.parameters()))
+    pairs = zip(first.parameters(), again.parameters(), strict=True)
+    assert all(torch.equal(a, b) for a, b in pairs)
     assert not torch.equal(first.A, other.A)
