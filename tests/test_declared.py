@@ -4,6 +4,7 @@ parameter named ``example`` (a comparison that accepts any of several right answ
 import types
 
 import pytest
+import torch
 from hypothesis import strategies as st
 
 from grader.pack.judge import CheckFailed, same_as_reference
@@ -146,3 +147,31 @@ def test_a_dict_of_strategies_is_the_answers_arguments_and_the_reference_is_call
         check.run(InProcess(answer_probes("windows"), wrong), drawn)
     with pytest.raises(ValueError, match="give strategy as a dict"):
         same_as_reference(**{**BASE, "arguments": None})
+
+
+def test_returns_requires_the_type_before_the_values_are_compared():
+    """``returns=float``: a one-element tensor or an int of the right value does not do (``close``
+    alone would compare them as numbers); a bool is no float either."""
+    check = same_as_reference(
+        name="share(xs) is the share of true values, a float",
+        answer="ex9_5_share:share",
+        strategy={"xs": st.lists(st.booleans(), min_size=1)},
+        reference=lambda xs: sum(xs) / len(xs),
+        points=1,
+        hint="divide the count by the length",
+        returns=float,
+    )
+
+    def graded(share):
+        worker = InProcess(answer_probes("share"), types.SimpleNamespace(share=share))
+        check.run(worker, {"xs": [True, False]})
+
+    graded(lambda xs: sum(xs) / len(xs))
+    for wrong, kind in [
+        (lambda xs: torch.tensor(sum(xs) / len(xs)), "Tensor"),
+        (lambda xs: 0 if sum(xs) < len(xs) else 1, "int"),
+        (lambda xs: True, "bool"),
+    ]:
+        with pytest.raises(CheckFailed, match=f"should be a float, but it is {kind}") as caught:
+            graded(wrong)
+        assert caught.value.kind == f"type:{kind}"

@@ -200,6 +200,17 @@ def snippet_head(
     return lines
 
 
+def same_type(got: Any, wanted: type | tuple[type, ...], what: str) -> None:
+    """Fail (``returned``) unless ``got`` is an instance of ``wanted`` (``bool`` is no number
+    here, though Python makes it an ``int``)."""
+    kinds = wanted if isinstance(wanted, tuple) else (wanted,)
+    if isinstance(got, kinds) and not (isinstance(got, bool) and bool not in kinds):
+        return
+    names = " or ".join(k.__name__ for k in kinds)
+    kind = type(got).__name__
+    raise CheckFailed(f"{what} should be a {names}, but it is {kind}", hints.returned(kind))
+
+
 def called_as_answer(
     strategy: st.SearchStrategy | Mapping[str, st.SearchStrategy],
     arguments: Arguments | None,
@@ -249,6 +260,7 @@ def same_as_reference(
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS,
     known: tuple[hints.Known, ...] = (),
     counterexample: Callable[[Example], Any] | None = None,
+    returns: type | tuple[type, ...] | None = None,
 ) -> Check:
     """A ``Check`` that ``answer`` (``"<student module>:<function>"``, e.g.
     ``"ex_mean:mean_of"``) called with ``arguments(example)`` (a dict
@@ -271,7 +283,9 @@ def same_as_reference(
     each example is then those arguments, ``arguments`` may be left out, and the reference
     function is called as the answer is (``reference=oracle.windows``).
     ``counterexample(example)`` is what a report shows of a failing example (default: the
-    example).
+    example). ``returns``: the type (or types) the answer must return, checked first
+    (``returns=float``: a one-element tensor does not do; ``close`` alone compares it as a
+    number).
     """
     module, _, function = answer.partition(":")
     if not module or not function:
@@ -280,6 +294,8 @@ def same_as_reference(
     strategy, values_of, reference = called_as_answer(strategy, arguments, reference, keywords)
 
     def judge(got: Any, expected: Any, what: str, example: Example) -> None:
+        if returns is not None:
+            same_type(got, returns, what)
         if compare is None:
             close(got, expected, what, rtol, atol)
         elif with_example:
