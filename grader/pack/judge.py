@@ -17,7 +17,7 @@ Checks:
   (its probes: ``grader.pack.worker.module_probes``).
 - ``redrawn(module, seed)``: the reference module with every weight drawn anew from a standard
   normal (a weight that starts at zero would hide a mistake): ``reference=lambda ex:
-  redrawn(Book(...), ex["seed"])``.
+  redrawn(Oracle(...), ex["seed"])``.
 - ``same_init_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
   seed=None, ...)``: the declarative check of a module's starting weights: built fresh, each
   weight starts as the reference's (the same constant values, or drawn from the same
