@@ -32,13 +32,18 @@ class TakesRates(nn.Module):
         super().__init__()
 
 
+class TakesMore(nn.Module):
+    def __init__(self, cfg, *rates, **sizes):
+        super().__init__()
+
+
 class Right(nn.Module):
     def __init__(self, cfg):
         super().__init__()
 
 
 STUDENT = types.SimpleNamespace(
-    Misspelled=Misspelled, Mangled=Mangled, TakesRates=TakesRates, Right=Right
+    Misspelled=Misspelled, Mangled=Mangled, TakesRates=TakesRates, TakesMore=TakesMore, Right=Right
 )
 
 
@@ -91,6 +96,24 @@ def test_parameters_with_defaults_are_named_as_the_defaults_used():
     cause = extra_parameters(ProbingWorker(), "TakesRates", "cfg")
     assert cause is not None and "uses the default other=0.1" in cause.text
     assert "rate," not in cause.text.split("uses the default")[1]
+
+
+def test_star_parameters_are_named_as_given_nothing():
+    cause = extra_parameters(ProbingWorker(), "TakesMore", "cfg", "it raised IndexError")
+    assert cause is not None and "gets nothing in *rates and **sizes" in cause.text
+    assert "uses the default" not in cause.text and "it raised IndexError" in cause.text
+
+
+def test_a_build_drops_the_oldest_kept_modules_only_beyond_the_bound():
+    state: dict = {}
+    small = [nn.Linear(4, 4) for _ in range(3)]  # 80 bytes each
+    for m in small:
+        state[len(state)] = m
+    probes._release(state, bound=1_000)
+    assert all(state[h] is m for h, m in enumerate(small))  # within the bound: all kept
+    probes._release(state, bound=170)
+    assert state[0] is None and state[1] is small[1] and state[2] is small[2]
+    assert len(state) == 3  # a handle stays a key: the next one is new
 
 
 def test_an_inexact_count_is_told_by_the_number_alone():
