@@ -108,12 +108,17 @@ def check_block(worker: Worker, ex: dict) -> None:
         said = explain_student_error(exc.info)
         if not builds(worker, isolated(ex["cfg"], SPLIT_KEYS[0])):
             raise
-        cause = extra_parameters(worker, "TransformerBlock", "cfg", said) or built_otherwise(
-            worker, said
-        )
+        cause = extra_parameters(worker, "TransformerBlock", "cfg", said)
+        if cause is None and isinstance(exc, BlockNotBuilt):
+            cause = built_otherwise(worker, said)
         if cause is None:
             raise
         raise CheckFailed(said, raised(exc.info), exc.info, cause) from None
+
+
+class BlockNotBuilt(StudentError):
+    """The student's code raised while TransformerBlock(cfg) was being built (not later, in
+    loading weights or in forward)."""
 
 
 def builds(worker: Worker, cfg: dict) -> bool:
@@ -126,7 +131,7 @@ def builds(worker: Worker, cfg: dict) -> bool:
 
 
 def built_otherwise(worker: Worker, said: str) -> Cause | None:
-    """The cause of a TransformerBlock that raised built from cfg alone (``said``) while the
+    """The cause of a TransformerBlock that raised while built from cfg alone (``said``) while the
     student's GPTModel(cfg), given the same cfg, builds: GPTModel gives its blocks something
     else than that cfg (another dict, other arguments), which the block needs. None when the
     student's file has no class TransformerBlock."""
@@ -150,10 +155,13 @@ def built_otherwise(worker: Worker, said: str) -> Cause | None:
 def compare_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
-        with constructors_explained(worker, CLASSES):
-            reply, (reference, x, expected) = worker.call_while(
-                "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
-            )
+        try:
+            with constructors_explained(worker, CLASSES):
+                reply, (reference, x, expected) = worker.call_while(
+                    "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
+                )
+        except StudentError as exc:
+            raise BlockNotBuilt(exc.info) from None
         built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])
