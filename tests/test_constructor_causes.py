@@ -6,15 +6,21 @@ from __future__ import annotations
 
 import types
 
+import torch
 from torch import nn
 
 from grader.judge.localize import Difference
 from llm_pack import probes
 from llm_pack.checks.constructors import constructor_cause, extra_parameters
-from llm_pack.checks.dropout_places import dropout_in_another_place
-from llm_pack.checks.ex4_3 import hard_coded_size
+from llm_pack.checks.dropout_places import (
+    dropout_calls,
+    dropout_in_another_place,
+    in_another_order,
+    other_uses,
+)
+from llm_pack.checks.ex4_3 import hard_coded_size, size_from_default
 from llm_pack.checks.gpt_reference import inexact, rounded
-from reference import GPT_CONFIG_124M
+from reference import GPT_CONFIG_124M, GPTModel
 
 
 class Misspelled(nn.Module):
@@ -139,6 +145,31 @@ def test_a_size_of_the_book_config_where_the_config_asks_for_another_is_hard_cod
     assert hard_coded_size(cfg, {"norm.scale": [16]}, expected, "") is None
 
 
+class SizedBlock(nn.Module):
+    def __init__(self, cfg, emb_dim=768):
+        super().__init__()
+
+
+class BlockWorker:
+    """The ``constructor`` probe on a student file with this TransformerBlock (GPTModel: cfg)."""
+
+    def __init__(self, block: type):
+        self.student = types.SimpleNamespace(TransformerBlock=block, GPTModel=Right)
+
+    def call(self, action: str, **args):
+        return probes._constructor(self.student, {}, **args)
+
+
+def test_a_gpt2_size_in_a_class_taking_more_than_cfg_is_its_signature():
+    cfg = {**GPT_CONFIG_124M, "emb_dim": 8}
+    found = hard_coded_size(cfg, {"n.scale": [768]}, {"n.scale": (8,)}, "keys differ")
+    assert found is not None
+    cause = size_from_default(BlockWorker(SizedBlock), found)
+    assert cause is not None and cause.key == "constructor:signature:TransformerBlock"
+    assert "uses the default emb_dim=768" in cause.text and "hard-coded" not in cause.text
+    assert size_from_default(BlockWorker(Right), found) is None  # cfg alone: nothing to say
+
+
 def test_a_book_dropout_fed_elsewhere_is_a_dropout_in_another_place():
     found = Difference(
         "",
@@ -160,3 +191,42 @@ def test_a_book_dropout_fed_elsewhere_is_a_dropout_in_another_place():
     )
     assert dropout_in_another_place(wired_alike, nn.Identity()) is None
     assert dropout_in_another_place(Difference("", "GPTModel", 1, False), nn.Identity()) is None
+
+
+def _book_calls():
+    cfg = {**GPT_CONFIG_124M, "vocab_size": 11, "context_length": 4, "emb_dim": 8}
+    cfg.update(n_heads=2, n_layers=1)
+    model = GPTModel(cfg)
+    x = torch.randint(0, 11, (1, 3))
+    return model, x, dropout_calls(model, x)
+
+
+def test_the_book_dropouts_calls_in_order_with_what_each_is_given():
+    _, _, book = _book_calls()
+    names = [name for name, _ in book]
+    assert names == [
+        "drop_emb",
+        "trf_blocks.0.att.dropout",
+        "trf_blocks.0.drop_shortcut",
+        "trf_blocks.0.drop_shortcut",
+    ]
+    assert book[1][1] == [1, 2, 3, 3]  # the attention weights: (batch, heads, tokens, tokens)
+
+
+def test_a_book_dropout_used_more_often_or_on_another_tensor_is_its_place():
+    _, _, book = _book_calls()
+    trace = [{"name": name, "input_shape": shape} for name, shape in book]
+    assert other_uses(trace, book) is None and not in_another_order(trace, book)
+    twice = [trace[0], *trace]
+    cause = other_uses(twice, book)
+    assert cause is not None and "drop_emb (cfg['drop_rate_emb']) 2 times" in cause.text
+    context = [dict(c) for c in trace]
+    context[1]["input_shape"] = [1, 3, 2, 4]  # the context vectors, not the weights
+    cause = other_uses(context, book)
+    assert (
+        cause is not None and "(1, 3, 2, 4), where the book's gives it (1, 2, 3, 3)" in cause.text
+    )
+    swapped = [trace[0], trace[2], trace[1], trace[3]]
+    assert other_uses(swapped, book) is None and in_another_order(swapped, book)
+    renamed = [{"name": "mine", "input_shape": [1]}]
+    assert other_uses(renamed, book) is None and not in_another_order(renamed, book)

@@ -175,7 +175,8 @@ def size_from_default(worker: Worker, hard_coded: Cause) -> Cause | None:
 def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Cause | None:
     """The cause of shapes that differ from the reference's where a size of the student's is
     GPT_CONFIG_124M's value of a key whose value in ``cfg`` is the reference's size there: that
-    size was written as a number, not read from cfg. None without such a size."""
+    size is not read from cfg (written as a number, or read from another config: the evidence
+    does not tell which, and the text does not say). None without such a size."""
     for name, shape in expected.items():
         got = shapes.get(name)
         if not isinstance(got, list) or len(got) != len(shape) or tuple(got) == shape:
@@ -187,10 +188,12 @@ def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Ca
                 if type(v) is int and v == mine != cfg.get(k) == theirs
             ]
             if keys:
+                # What the evidence shows: the size is GPT-2 small's, not cfg's. Whether it is
+                # written as a number or read from another config, it does not say.
                 said = (
                     f"{name} has {mine} where the config asks for {theirs}: {mine} is "
-                    f"GPT_CONFIG_124M's cfg['{keys[0]}'], hard-coded in your classes instead of "
-                    f"read from the cfg they are given (cfg['{keys[0]}'] is {theirs} here)"
+                    f"GPT_CONFIG_124M's cfg['{keys[0]}'], not read from the cfg your classes "
+                    f"are given (cfg['{keys[0]}'] is {theirs} here)"
                 )
                 hint = f"write cfg['{keys[0]}'] wherever your classes use {mine}."
                 return Cause(f"hard-coded:{keys[0]}:{mine}", f"{said}. {message}", hint, ROOT)
