@@ -23,6 +23,7 @@ from grader.pack.judge import (
     Cause,
     Check,
     CheckFailed,
+    StudentError,
     Worker,
     assert_close,
     filled_dict,
@@ -232,6 +233,15 @@ def check_eval(worker: Worker, ex: dict) -> None:
         assert_close(got, expected, what)
 
 
+def student_trace(worker: Worker, reply: dict, x: torch.Tensor) -> list[dict]:
+    """The worker's trace of the student's model built by ``reply`` on ``x`` (eval mode); none
+    when it raises there (nothing is claimed from it)."""
+    try:
+        return worker.call("trace", handle=reply["handle"], x=x)
+    except StudentError:
+        return []
+
+
 def in_place_each(worker: Worker, ex: dict) -> bool:
     """Whether the student's model gives the reference's logits in eval mode and in train mode
     with each rate alone at 1.0 (the other two at 0.0), for ``ex``'s config and input: its rates
@@ -291,7 +301,7 @@ def check_fractional(worker: Worker, ex: dict) -> None:
     )
     if in_place_each(worker, ex):
         oracle, _ = reference_and_input(ex)
-        trace = worker.call("trace", handle=reply["handle"], x=x)
+        trace = student_trace(worker, reply, x)
         book = dropout_calls(oracle, x)
         extra = other_uses(trace, book)
         if extra is not None:
