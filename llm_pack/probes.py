@@ -5,6 +5,10 @@ never the judge or hypothesis."""
 
 from __future__ import annotations
 
+import itertools
+
+from torch import nn
+
 from grader.pack.worker import (
     Probe,
     constructor,
@@ -80,6 +84,36 @@ def _transfer(
     }
 
 
+# --- any build ------------------------------------------------------------------------------
+
+
+# The bytes of tensors the modules kept by earlier builds may hold: a third of a worker's default
+# memory cap, and far more than the checks' small configs ever make.
+KEPT_BYTES = 1024**3
+
+
+def _module_bytes(m: nn.Module) -> int:
+    tensors = itertools.chain(m.parameters(), m.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def _release(state: dict, bound: int = KEPT_BYTES) -> None:
+    """Before a build, drop the oldest modules earlier builds kept while they hold more than
+    ``bound`` bytes. Every module a check builds is kept for the probes that read it; kept for
+    the whole exercise, modules built big (sizes the student's classes take from anything but
+    the judge's config) would fill the worker's memory and end it, an answer's mistake graded as
+    ``error``. The judge reads a module right after building it, so only the oldest go; a
+    handle stays a key (``keep`` never gives one twice)."""
+    kept = [(h, m) for h, m in state.items() if isinstance(m, nn.Module)]
+    sizes = [_module_bytes(m) for _, m in kept]
+    total = sum(sizes)
+    for (handle, _), size in zip(kept, sizes, strict=True):
+        if total <= bound:
+            break
+        state[handle] = None
+        total -= size
+
+
 # --- 3.2, 3.3 --------------------------------------------------------------------------------
 
 
@@ -95,12 +129,14 @@ def _build_wrapper(
     """``make_2d_wrapper(d_in, context_length, dropout)``; without ``dropout`` when it is None
     (the function's own default is used)."""
     rate = () if dropout is None else (dropout,)
+    _release(state)
     with seeded(seed):  # the reproduce snippet seeds torch the same way before building
         m = module.make_2d_wrapper(d_in, context_length, *rate)
     return kept_within(state, m, max_state_bytes, ATTRS)
 
 
 def _build_gpt2_attention(module, state, seed: int | None = None, max_state_bytes=None):
+    _release(state)
     with seeded(seed):
         m = module.gpt2_small_attention()
     return kept_within(state, m, max_state_bytes, ATTRS)
@@ -154,11 +190,13 @@ def _split_config(module, state):
 # The judge checks these modules' keys and shapes and runs them here with its own weights:
 # their values never leave the worker.
 def _build_split_model(module, state, cfg: dict):
+    _release(state)
     m = module.GPTModel(dict(cfg))
     return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 
 
 def _build_split_block(module, state, cfg: dict):
+    _release(state)
     m = module.TransformerBlock(dict(cfg))
     return {"handle": keep(state, m), "module": describe_module(m, values=False, attrs=ATTRS)}
 

@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import types
 
+import torch
 from torch import nn
 
 from grader.judge.localize import Difference
 from grader.pack.judge import constructor_cause, extra_parameters
 from grader.pack.worker import constructor
-from llm_pack.checks.dropout_places import dropout_in_another_place
-from llm_pack.checks.ex4_3 import hard_coded_size
+from llm_pack import probes
+from llm_pack.checks.dropout_places import (
+    dropout_calls,
+    dropout_in_another_place,
+    in_another_order,
+    other_uses,
+)
+from llm_pack.checks.ex4_3 import hard_coded_size, size_from_default
 from llm_pack.checks.gpt_reference import inexact, rounded
-from reference import GPT_CONFIG_124M
+from reference import GPT_CONFIG_124M, GPTModel
 
 
 class Misspelled(nn.Module):
@@ -32,13 +39,18 @@ class TakesRates(nn.Module):
         super().__init__()
 
 
+class TakesMore(nn.Module):
+    def __init__(self, cfg, *rates, **sizes):
+        super().__init__()
+
+
 class Right(nn.Module):
     def __init__(self, cfg):
         super().__init__()
 
 
 STUDENT = types.SimpleNamespace(
-    Misspelled=Misspelled, Mangled=Mangled, TakesRates=TakesRates, Right=Right
+    Misspelled=Misspelled, Mangled=Mangled, TakesRates=TakesRates, TakesMore=TakesMore, Right=Right
 )
 
 
@@ -93,6 +105,24 @@ def test_parameters_with_defaults_are_named_as_the_defaults_used():
     assert "rate," not in cause.text.split("uses the default")[1]
 
 
+def test_star_parameters_are_named_as_given_nothing():
+    cause = extra_parameters(ProbingWorker(), "TakesMore", "cfg", "it raised IndexError")
+    assert cause is not None and "gets nothing in *rates and **sizes" in cause.text
+    assert "uses the default" not in cause.text and "it raised IndexError" in cause.text
+
+
+def test_a_build_drops_the_oldest_kept_modules_only_beyond_the_bound():
+    state: dict = {}
+    small = [nn.Linear(4, 4) for _ in range(3)]  # 80 bytes each
+    for m in small:
+        state[len(state)] = m
+    probes._release(state, bound=1_000)
+    assert all(state[h] is m for h, m in enumerate(small))  # within the bound: all kept
+    probes._release(state, bound=170)
+    assert state[0] is None and state[1] is small[1] and state[2] is small[2]
+    assert len(state) == 3  # a handle stays a key: the next one is new
+
+
 def test_an_inexact_count_is_told_by_the_number_alone():
     assert "float" in inexact(1234.0, 1235)
     assert "2**32" in inexact(5 + 2**32, 5)
@@ -116,6 +146,31 @@ def test_a_size_of_the_book_config_where_the_config_asks_for_another_is_hard_cod
     assert hard_coded_size(cfg, {"norm.scale": [16]}, expected, "") is None
 
 
+class SizedBlock(nn.Module):
+    def __init__(self, cfg, emb_dim=768):
+        super().__init__()
+
+
+class BlockWorker:
+    """The ``constructor`` probe on a student file with this TransformerBlock (GPTModel: cfg)."""
+
+    def __init__(self, block: type):
+        self.student = types.SimpleNamespace(TransformerBlock=block, GPTModel=Right)
+
+    def call(self, action: str, **args):
+        return constructor(self.student, {}, **args)
+
+
+def test_a_gpt2_size_in_a_class_taking_more_than_cfg_is_its_signature():
+    cfg = {**GPT_CONFIG_124M, "emb_dim": 8}
+    found = hard_coded_size(cfg, {"n.scale": [768]}, {"n.scale": (8,)}, "keys differ")
+    assert found is not None
+    cause = size_from_default(BlockWorker(SizedBlock), found)
+    assert cause is not None and cause.key == "constructor:signature:TransformerBlock"
+    assert "uses the default emb_dim=768" in cause.text and "hard-coded" not in cause.text
+    assert size_from_default(BlockWorker(Right), found) is None  # cfg alone: nothing to say
+
+
 def test_a_book_dropout_fed_elsewhere_is_a_dropout_in_another_place():
     found = Difference(
         "",
@@ -137,3 +192,42 @@ def test_a_book_dropout_fed_elsewhere_is_a_dropout_in_another_place():
     )
     assert dropout_in_another_place(wired_alike, nn.Identity()) is None
     assert dropout_in_another_place(Difference("", "GPTModel", 1, False), nn.Identity()) is None
+
+
+def _book_calls():
+    cfg = {**GPT_CONFIG_124M, "vocab_size": 11, "context_length": 4, "emb_dim": 8}
+    cfg.update(n_heads=2, n_layers=1)
+    model = GPTModel(cfg)
+    x = torch.randint(0, 11, (1, 3))
+    return model, x, dropout_calls(model, x)
+
+
+def test_the_book_dropouts_calls_in_order_with_what_each_is_given():
+    _, _, book = _book_calls()
+    names = [name for name, _ in book]
+    assert names == [
+        "drop_emb",
+        "trf_blocks.0.att.dropout",
+        "trf_blocks.0.drop_shortcut",
+        "trf_blocks.0.drop_shortcut",
+    ]
+    assert book[1][1] == [1, 2, 3, 3]  # the attention weights: (batch, heads, tokens, tokens)
+
+
+def test_a_book_dropout_used_more_often_or_on_another_tensor_is_its_place():
+    _, _, book = _book_calls()
+    trace = [{"name": name, "input_shape": shape} for name, shape in book]
+    assert other_uses(trace, book) is None and not in_another_order(trace, book)
+    twice = [trace[0], *trace]
+    cause = other_uses(twice, book)
+    assert cause is not None and "drop_emb (cfg['drop_rate_emb']) 2 times" in cause.text
+    context = [dict(c) for c in trace]
+    context[1]["input_shape"] = [1, 3, 2, 4]  # the context vectors, not the weights
+    cause = other_uses(context, book)
+    assert (
+        cause is not None and "(1, 3, 2, 4), where the book's gives it (1, 2, 3, 3)" in cause.text
+    )
+    swapped = [trace[0], trace[2], trace[1], trace[3]]
+    assert other_uses(swapped, book) is None and in_another_order(swapped, book)
+    renamed = [{"name": "mine", "input_shape": [1]}]
+    assert other_uses(renamed, book) is None and not in_another_order(renamed, book)

@@ -12,8 +12,9 @@ check passes do not fit ``X``'s constructor. Two causes are told apart by the cl
 
 A class built without error can still take more than the exercise's call passes: parameters with
 defaults (``Block(cfg, rate=0.1)``), which the exercise's call leaves at their
-defaults. When a check that builds ``X`` exactly as the exercise does fails, those parameters
-are named as the cause (``extra_parameters``).
+defaults, or ``*args``/``**kwargs``, which it leaves empty. When a check that builds ``X``
+exactly as the exercise does fails (its output differs, or ``X`` raises built that way), those
+parameters are named as the cause (``extra_parameters``).
 
 An ``AttributeError`` (``'X' object has no attribute 'att'``) on an object of a class with such a
 misspelled ``__init__`` has the first cause: the attributes were never set. Anything else (a
@@ -97,19 +98,27 @@ def constructors_explained(worker: WorkerHandle, calls: dict[str, str]) -> Itera
 
 def extra_parameters(worker: WorkerHandle, name: str, args: str, seen: str = "") -> Cause | None:
     """The cause of a failure of ``name({args})`` built as the exercise builds it, when the
-    student's class ``name`` takes parameters with defaults besides ``args``: built from
-    ``args`` alone, it uses those defaults (``seen``: what the check found that follows from
-    it, kept as the evidence). None when it takes no more."""
+    student's class ``name`` takes parameters besides ``args``: ones with defaults (built from
+    ``args`` alone, it uses the defaults) or ``*args``/``**kwargs`` (it gets nothing in them).
+    ``seen``: what the check found that follows from it (a difference, or what the class raised
+    built that way), kept as the evidence. None when it takes no more."""
     found = worker.call("constructor", name=name)
     params = found.get("parameters") or []
     wanted = {a.strip() for a in args.split(",")}
-    extra = [p for p in params if "=" in p and p.split("=")[0].split(":")[0].strip() not in wanted]
-    if not found.get("defines_init") or not extra:
+
+    def own(p: str) -> str:
+        return p.split("=")[0].split(":")[0].strip().lstrip("*")
+
+    defaults = [p for p in params if "=" in p and own(p) not in wanted]
+    starred = [p for p in params if p.startswith("*") and own(p) not in wanted]
+    if not found.get("defines_init") or not (defaults or starred):
         return None
+    uses = [f"it uses the default {' and '.join(defaults)}"] if defaults else []
+    uses += [f"it gets nothing in {' and '.join(starred)}"] if starred else []
     text = (
         f"your {name}.__init__ takes ({', '.join(params)}), but the exercise builds "
-        f"{name}({args}) and nothing else: built that way it uses the default "
-        f"{' and '.join(extra)}. {name} must need nothing but {args}"
+        f"{name}({args}) and nothing else: built that way {', and '.join(uses)}. "
+        f"{name} must need nothing but {args}"
     ) + (f" (what it changes here: {seen})" if seen else "")
     hint = (
         f"give {name}.__init__ the parameters ({args}) only, and read anything else it needs "

@@ -1,7 +1,10 @@
 """Where each of 4.3's three dropout rates acts, and what to do when one acts elsewhere: the
 isolation checks' hints (``ex4_3``) and the causes a trace finds: a dropout of the wrong rate, or
 one of the book's dropouts feeding a part (or the output) where the book's forward feeds it
-something else, a place the statement does not name for it (``localized``)."""
+something else, a place the statement does not name for it (``localized``), or one of the
+book's dropouts called more often in one forward pass than the book calls it, or given another
+tensor than the book's (``other_uses``): at rates of 0 and 1 neither changes the output, at
+other rates each draws other masks."""
 
 from __future__ import annotations
 
@@ -89,4 +92,87 @@ def dropout_in_another_place(found: Difference, part: nn.Module) -> Cause | None
                     f"place the statement does not name; {key} acts on {PLACES[key]} only"
                 )
                 return Cause(f"dropout:{key}:place", text, RATE_HINTS[key], PART)
+    return None
+
+
+def dropout_calls(model: nn.Module, x: torch.Tensor) -> list[tuple[str, list[int]]]:
+    """Each call of an ``nn.Dropout`` of ``model`` in one forward pass on ``x``, in order: its
+    qualified name and the shape of what it is given (eval mode: the calls are the same in
+    either mode)."""
+    calls: list[tuple[str, list[int]]] = []
+
+    def recorder(name: str):
+        def record(_: nn.Module, args: tuple) -> None:
+            calls.append((name, [int(n) for n in args[0].shape] if args else []))
+
+        return record
+
+    hooks = [
+        m.register_forward_pre_hook(recorder(name))
+        for name, m in model.named_modules()
+        if isinstance(m, nn.Dropout)
+    ]
+    try:
+        with torch.no_grad():
+            model.eval()(x)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return calls
+
+
+def _students(trace: list[dict], book: list[tuple[str, list[int]]]) -> list[tuple[str, list]]:
+    """The calls in ``trace`` (the worker's, one entry per call, in the order they end) of
+    modules named as the book's dropouts are named, with the shape each is given."""
+    names = {name for name, _ in book}
+    return [
+        (c["name"], c.get("input_shape") or [])
+        for c in trace
+        if isinstance(c.get("name"), str) and c["name"] in names
+    ]
+
+
+def in_another_order(trace: list[dict], book: list[tuple[str, list[int]]]) -> bool:
+    """Whether the student's forward calls the book's dropouts (by name) in another order than
+    the book's, each as often."""
+    mine = [name for name, _ in _students(trace, book)]
+    theirs = [name for name, _ in book]
+    return sorted(mine) == sorted(theirs) and mine != theirs
+
+
+def other_uses(trace: list[dict], book: list[tuple[str, list[int]]]) -> Cause | None:
+    """The cause of a model whose rates each act in their place at 0 and 1 while three
+    fractional rates differ: one of the book's dropouts (by the book's name; ``book``: its calls,
+    ``dropout_calls``) that the student's forward (``trace``: the worker's calls) applies more
+    often than the book's, or to a tensor of another shape (another tensor than its
+    place's: context vectors for attention weights). At rates of 0 and 1 neither changes the
+    output; at other rates each draws other masks. None when every one is called as the book's
+    (or the student's dropouts have other names: nothing is claimed)."""
+    given: dict[str, list[list[int]]] = {}
+    for name, shape in _students(trace, book):
+        given.setdefault(name, []).append(shape)
+    for name, shapes in given.items():
+        key, theirs = rate_of(name), [shape for n, shape in book if n == name]
+        if key is None:
+            continue
+        if len(shapes) > len(theirs):
+            n, m = len(shapes), len(theirs)
+            said = (
+                f"applies {name} (cfg['{key}']) {n} times in one forward pass, where the "
+                f"book's applies it {m} time{'s' if m > 1 else ''}"
+            )
+        elif sorted(shapes) != sorted(theirs):
+            mine = ", ".join(str(tuple(s)) for s in shapes)
+            book_shapes = ", ".join(str(tuple(s)) for s in theirs)
+            said = (
+                f"gives {name} (cfg['{key}']) a tensor of shape {mine}, where the book's gives "
+                f"it {book_shapes}: another tensor than the one it acts on"
+            )
+        else:
+            continue
+        text = (
+            f"your forward {said}. At rates of 0 and 1 that changes nothing, at other rates it "
+            f"draws other masks. {key} acts on {PLACES[key]}, once there"
+        )
+        return Cause(f"dropout:{key}:use", text, RATE_HINTS[key], PART)
     return None

@@ -110,13 +110,21 @@ def batch_of(ex: dict) -> torch.Tensor:
     return judge_input((ex["batch"], ex["n_tokens"], EMB), ex["seed"])
 
 
+# The kind of a head count that is the width each of GPT-2 small's heads has (d_out / 12): the
+# number of heads and the width of one head passed the other way round, what the hint is about.
+HEADS_SWAPPED = "wrong:heads-swapped"
+
+
 def check_heads(worker: Worker, _: Any) -> None:
-    heads = rebuilt(worker).num_heads
+    module = rebuilt(worker)
+    heads, d_out = module.num_heads, module.d_out
     if heads != HEADS:
+        swapped = d_out % HEADS == 0 and heads == d_out // HEADS
         raise CheckFailed(
             f"{CALL} returned a MultiHeadAttention with num_heads = {heads} (heads of "
-            f"{EMB // heads if EMB % heads == 0 else '?'} dimensions); GPT-2 small has "
-            f"{HEADS} heads"
+            f"{d_out // heads if d_out % heads == 0 else '?'} dimensions); GPT-2 small has "
+            f"{HEADS} heads",
+            HEADS_SWAPPED if swapped else hints.WRONG,
         )
 
 
@@ -302,6 +310,7 @@ CHECKS = [
         run=check_heads,
         hint="num_heads is the number of heads, and each head gets d_out / num_heads of the "
         "output's dimensions (head_dim): check which of the two numbers you passed.",
+        hint_kinds=(HEADS_SWAPPED,),  # the hint says the two were swapped: only then
         reproduce=reproduce_heads,
         counterexample=_none,
         max_examples=1,

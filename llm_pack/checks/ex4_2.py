@@ -76,8 +76,31 @@ def check_config(worker: Worker, size: str) -> None:
                 "instead of copied for each size"
             )
             raise CheckFailed(message, NOT_COPIED)
-        raise CheckFailed(message)
+        raise CheckFailed(message, OTHER_KEYS if other_keys(got, size) else SIZES)
     not_a_copy(worker, size)
+
+
+# The kinds of a config that differs: in keys besides the three sizes (the hint to change only
+# those three is for it), or in the sizes alone (the hint gives the four sizes, and claims no
+# other change).
+OTHER_KEYS = "wrong:other-keys"
+SIZES = "wrong:sizes"
+SIZES_HINT = (
+    "the four GPT-2 sizes, small / medium / large / xl: emb_dim 768 / 1024 / 1280 / 1600, "
+    "n_layers 12 / 24 / 36 / 48, n_heads 12 / 16 / 20 / 25."
+)
+
+
+def other_keys(got: dict, size: str) -> list[str]:
+    """The keys besides emb_dim, n_layers and n_heads in which config ``got`` differs from
+    GPT_CONFIG_124M with ``size``'s sizes: missing, added, or of another value or type."""
+    expected = gpt2_config(size)
+    return sorted(
+        k
+        for k in set(got) | set(expected)
+        if k not in CHANGED
+        and (k not in got or k not in expected or differences({k: got[k]}, {k: expected[k]}))
+    )
 
 
 # The kind of a config failure whose evidence shows a dict shared instead of copied.
@@ -243,7 +266,9 @@ CHECKS = [
         run=check_config,
         hint="change only the three keys; small: 768/12/12, medium: 1024/24/16, large: "
         "1280/36/20, xl: 1600/48/25 (emb_dim/n_layers/n_heads).",
+        hint_kinds=(OTHER_KEYS,),  # the hint says keys besides the three changed: only then
         known=(
+            hints.Known(SIZES, SIZES_HINT),
             hints.Known(
                 NOT_COPIED,
                 "start each config from a copy, e.g. {**GPT_CONFIG_124M, 'emb_dim': 1024, ...} "

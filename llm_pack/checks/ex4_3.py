@@ -23,20 +23,29 @@ from grader.pack.judge import (
     Cause,
     Check,
     CheckFailed,
+    StudentError,
     Worker,
     assert_close,
+    extra_parameters,
     filled_dict,
     largest_text,
     pair_text,
     tensor_text,
 )
 from llm_pack.checks.book_names import BOOK_WEIGHTS_SOURCE, naming_only
-from llm_pack.checks.dropout_places import RATE_HINTS
+from llm_pack.checks.dropout_places import (
+    RATE_HINTS,
+    dropout_calls,
+    in_another_order,
+    other_uses,
+)
 from llm_pack.checks.ex4_3_block import BLOCK_CHECK
 from llm_pack.checks.ex4_3_logits import (
+    CLASSES,
     acting_places,
     build_student,
     expected_case,
+    reference_and_input,
     reference_shapes,
     same,
     student_logits,
@@ -129,17 +138,46 @@ def check_state_keys(worker: Worker, ex: dict) -> None:
         if isinstance(shapes.get(k), list) and tuple(shapes[k]) != shape
     ]
     if problems:
-        message = naming_only(expected, shapes) or (
+        renamed = naming_only(expected, shapes)
+        message = renamed or (
             "your GPTModel's state_dict() keys differ from the reference GPTModel's; "
             + "; ".join(problems)
         )
-        raise CheckFailed(message, cause=hard_coded_size(ex["cfg"], shapes, expected, message))
+        cause = hard_coded_size(ex["cfg"], shapes, expected, message)
+        cause = (cause and size_from_default(worker, cause)) or cause
+        raise CheckFailed(message, RENAMED if renamed else hints.WRONG, cause=cause)
+
+
+# The kind of a state_dict that differs from the book's in names only: the hint to keep the
+# book's names is for it, never for keys missing or shapes that differ.
+RENAMED = "wrong:renamed"
+
+
+def size_from_default(worker: Worker, hard_coded: Cause) -> Cause | None:
+    """The cause of a size of GPT_CONFIG_124M's where cfg asks for another (``hard_coded``, from
+    ``hard_coded_size``: ``hard-coded:<key>:<size>``) in a model whose classes take parameters
+    besides cfg (defaults, ``*args``, ``**kwargs``), which the exercise's call never passes: a
+    default of that size, or any parameter the exercise leaves unset, is the first suspect, not
+    a number written in place of cfg. The class with a default of that size comes first. None
+    when no class the exercise builds takes more than cfg."""
+    _, key, size = hard_coded.key.split(":", 2)
+    seen = f"a size of {size}, GPT_CONFIG_124M's cfg['{key}'], where the config asks for another"
+    takes = {n: worker.call("constructor", name=n).get("parameters") or [] for n in CLASSES}
+    ranked = sorted(
+        CLASSES, key=lambda n: not any(p.split("=", 1)[-1].strip() == size for p in takes[n])
+    )
+    for name in ranked:
+        cause = extra_parameters(worker, name, CLASSES[name], seen)
+        if cause is not None:
+            return cause
+    return None
 
 
 def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Cause | None:
     """The cause of shapes that differ from the reference's where a size of the student's is
     GPT_CONFIG_124M's value of a key whose value in ``cfg`` is the reference's size there: that
-    size was written as a number, not read from cfg. None without such a size."""
+    size is not read from cfg (written as a number, or read from another config: the evidence
+    does not tell which, and the text does not say). None without such a size."""
     for name, shape in expected.items():
         got = shapes.get(name)
         if not isinstance(got, list) or len(got) != len(shape) or tuple(got) == shape:
@@ -151,10 +189,12 @@ def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Ca
                 if type(v) is int and v == mine != cfg.get(k) == theirs
             ]
             if keys:
+                # What the evidence shows: the size is GPT-2 small's, not cfg's. Whether it is
+                # written as a number or read from another config, it does not say.
                 said = (
                     f"{name} has {mine} where the config asks for {theirs}: {mine} is "
-                    f"GPT_CONFIG_124M's cfg['{keys[0]}'], hard-coded in your classes instead of "
-                    f"read from the cfg they are given (cfg['{keys[0]}'] is {theirs} here)"
+                    f"GPT_CONFIG_124M's cfg['{keys[0]}'], not read from the cfg your classes "
+                    f"are given (cfg['{keys[0]}'] is {theirs} here)"
                 )
                 hint = f"write cfg['{keys[0]}'] wherever your classes use {mine}."
                 return Cause(f"hard-coded:{keys[0]}:{mine}", f"{said}. {message}", hint, ROOT)
@@ -163,10 +203,12 @@ def hard_coded_size(cfg: dict, shapes: dict, expected: dict, message: str) -> Ca
 
 # The kinds of failure whose hints name a cause, given only where the evidence shows it: logits
 # that change with the torch seed in eval mode; rates that act in other places (or in none);
-# rates that each act in their place while three together differ (masks drawn in another order).
+# rates that each act in their place while three together differ: the book's dropouts applied in
+# another order (their calls, by name, in the trace), or masks drawn another way.
 EVAL_RANDOM = "values:eval-random"
 PLACEMENT = "wrong:placement"
 MASK_ORDER = "wrong:mask-order"
+MASK_WAY = "wrong:mask-way"
 
 
 def check_eval(worker: Worker, ex: dict) -> None:
@@ -189,6 +231,15 @@ def check_eval(worker: Worker, ex: dict) -> None:
             )
     with localized(worker, reply, lambda: expected_case(ex, False)[0], x):
         assert_close(got, expected, what)
+
+
+def student_trace(worker: Worker, reply: dict, x: torch.Tensor) -> list[dict]:
+    """The worker's trace of the student's model built by ``reply`` on ``x`` (eval mode); none
+    when it raises there (nothing is claimed from it)."""
+    try:
+        return worker.call("trace", handle=reply["handle"], x=x)
+    except StudentError:
+        return []
 
 
 def in_place_each(worker: Worker, ex: dict) -> bool:
@@ -249,13 +300,29 @@ def check_fractional(worker: Worker, ex: dict) -> None:
         "pass, your model's logits differ from the reference's"
     )
     if in_place_each(worker, ex):
-        order = (
-            "each rate alone acts in its place (and eval mode gives the reference's logits), so "
-            "your model draws its random masks in another order (or another way) than the "
-            "book's: embedding dropout first, then in each block the attention weights, the "
-            "shortcut after attention, the shortcut after the feed-forward"
+        oracle, _ = reference_and_input(ex)
+        trace = student_trace(worker, reply, x)
+        book = dropout_calls(oracle, x)
+        extra = other_uses(trace, book)
+        if extra is not None:
+            raise CheckFailed(f"{message}: {extra.text}", PLACEMENT, cause=extra)
+        if in_another_order(trace, book):
+            order = (
+                "each rate alone acts in its place (and eval mode gives the reference's "
+                "logits), and your model applies the book's dropouts in another order than the "
+                "book's forward, so it draws its random masks in another order: embedding "
+                "dropout first, then in each block the attention weights, the shortcut after "
+                "attention, the shortcut after the feed-forward"
+            )
+            raise CheckFailed(f"{message}: {order}", MASK_ORDER, cause=Cause(MASK_ORDER, order))
+        way = (
+            "each rate alone acts in its place (and eval mode gives the reference's logits), "
+            "and your model applies the book's dropouts as often and in the order the book's "
+            "forward does (as far as their names show), so it draws its random masks another "
+            "way than the book's nn.Dropout modules (a dropout of its own, masks from other "
+            "random numbers, an extra draw)"
         )
-        raise CheckFailed(f"{message}: {order}", MASK_ORDER, cause=Cause(MASK_ORDER, order))
+        raise CheckFailed(f"{message}: {way}", MASK_WAY, cause=Cause(MASK_WAY, way))
     with localized(worker, reply, lambda: expected_case(ex, True)[0], x):
         raise CheckFailed(message)
 
@@ -361,6 +428,7 @@ CHECKS = [
         run=check_state_keys,
         hint="keep the book's attribute names (tok_emb, pos_emb, trf_blocks, att, ff, norm1, "
         "norm2, final_norm, out_head): a checkpoint of the book's model must load into yours.",
+        hint_kinds=(RENAMED,),  # names only differ: a hint about names, only then
         reproduce=reproduce_keys,
         max_examples=5,
     ),
@@ -385,9 +453,18 @@ CHECKS = [
         points=1,
         strategy=split_cases(),
         run=check_fractional,
-        hint="use the book's modules in the book's order (nn.Dropout or F.dropout with "
-        "training=self.training), so that the random masks are drawn as in the reference.",
+        # Given where each rate acts in its place and eval mode is right: nothing about eval.
+        hint="apply the book's dropouts in the book's order, so that the random masks are "
+        "drawn as in the reference.",
         hint_kinds=(MASK_ORDER,),
+        known=(
+            hints.Known(
+                MASK_WAY,
+                "draw every mask with the book's nn.Dropout modules (or F.dropout), one call "
+                "each where the book's forward calls it: the grader compares masks drawn after "
+                "the same torch seed.",
+            ),
+        ),
         reproduce=reproduce_logits(train=True),
         max_examples=8,
     ),

@@ -17,12 +17,18 @@ import torch
 from hypothesis import strategies as st
 
 from grader.pack.judge import (
+    STATEMENT,
+    Cause,
     Check,
     CheckFailed,
+    StudentError,
     Worker,
     assert_close,
     constructors_explained,
+    explain_student_error,
     extra_parameters,
+    is_stub,
+    raised,
     remembered,
     seeded,
 )
@@ -83,6 +89,10 @@ def reference_block(cfg: dict, ex: dict) -> tuple[torch.nn.Module, torch.Tensor,
 
 
 def check_block(worker: Worker, ex: dict) -> None:
+    """``compare_block``; a failure of a block whose constructor takes more than cfg has that as
+    its cause: a difference, or an exception its code raised built from cfg alone while the
+    student's GPTModel(cfg) builds (what GPTModel passes its blocks beyond cfg is what they
+    need)."""
     try:
         compare_block(worker, ex)
     except CheckFailed as failed:
@@ -93,15 +103,66 @@ def check_block(worker: Worker, ex: dict) -> None:
         if cause is None:
             raise
         raise CheckFailed(str(failed), failed.kind, failed.info, cause) from None
+    except StudentError as exc:
+        if is_stub(exc.info):  # not done yet: nothing to explain
+            raise
+        said = explain_student_error(exc.info)
+        if not builds(worker, isolated(ex["cfg"], SPLIT_KEYS[0])):
+            raise
+        cause = extra_parameters(worker, "TransformerBlock", "cfg", said)
+        if cause is None and isinstance(exc, BlockNotBuilt):
+            cause = built_otherwise(worker, said)
+        if cause is None:
+            raise
+        raise CheckFailed(said, raised(exc.info), exc.info, cause) from None
+
+
+class BlockNotBuilt(StudentError):
+    """The student's code raised while TransformerBlock(cfg) was being built (not later, in
+    loading weights or in forward)."""
+
+
+def builds(worker: Worker, cfg: dict) -> bool:
+    """Whether the student's GPTModel(cfg) is built without raising."""
+    try:
+        worker.call("build", cfg=cfg)
+    except StudentError:
+        return False
+    return True
+
+
+def built_otherwise(worker: Worker, said: str) -> Cause | None:
+    """The cause of a TransformerBlock that raised while built from cfg alone (``said``) while the
+    student's GPTModel(cfg), given the same cfg, builds: GPTModel gives its blocks something
+    else than that cfg (another dict, other arguments), which the block needs. None when the
+    student's file has no class TransformerBlock."""
+    found = worker.call("constructor", name="TransformerBlock")
+    if not found.get("found"):
+        return None
+    takes = ", ".join(found.get("parameters") or []) or "no argument"
+    text = (
+        f"your TransformerBlock(cfg), built as the exercise builds it, raised, while your "
+        f"GPTModel(cfg) with the same cfg builds: GPTModel gives its blocks something else than "
+        f"cfg (your TransformerBlock.__init__ takes ({takes})). TransformerBlock must need "
+        f"nothing but cfg, the exercise's config itself (what it raised: {said})"
+    )
+    hint = (
+        "build each block as TransformerBlock(cfg) in GPTModel, and read every size and rate "
+        "inside TransformerBlock from cfg's own keys."
+    )
+    return Cause("constructor:signature:TransformerBlock", text, hint, STATEMENT)
 
 
 def compare_block(worker: Worker, ex: dict) -> None:
     for key in SPLIT_KEYS:
         cfg = isolated(ex["cfg"], key)
-        with constructors_explained(worker, CLASSES):
-            reply, (reference, x, expected) = worker.call_while(
-                "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
-            )
+        try:
+            with constructors_explained(worker, CLASSES):
+                reply, (reference, x, expected) = worker.call_while(
+                    "build_block", lambda cfg=cfg: reference_block(cfg, ex), cfg=cfg
+                )
+        except StudentError as exc:
+            raise BlockNotBuilt(exc.info) from None
         built_module(reply, "TransformerBlock(cfg)")
         load_weights(worker, reply, reference, "your TransformerBlock(cfg)")
         got = worker.call("forward", handle=reply["handle"], x=x, train=True, seed=ex["seed"])

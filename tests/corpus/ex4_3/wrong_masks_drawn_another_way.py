@@ -3,8 +3,8 @@ nothing, at p=1 everything dropped) and eval mode is the book's, but the masks a
 other random numbers than nn.Dropout draws, so with fractional rates and the same torch seed the
 logits differ from the reference's."""
 # expect-failing: with three different rates, train-mode logits match
-# expect-message: draws its random masks in another order (or another way)
-# expect-hint: the random masks are drawn as in the reference
+# expect-message: draws its random masks another way than the book's nn.Dropout modules
+# expect-hint: masks drawn after the same torch seed
 
 
 import torch
