@@ -5,8 +5,6 @@ never the judge or hypothesis."""
 
 from __future__ import annotations
 
-import itertools
-
 from torch import nn
 
 from grader.pack.worker import (
@@ -92,9 +90,12 @@ def _transfer(
 KEPT_BYTES = 1024**3
 
 
-def _module_bytes(m: nn.Module) -> int:
-    tensors = itertools.chain(m.parameters(), m.buffers())
-    return sum(t.numel() * t.element_size() for t in tensors)
+def _module_bytes(m: nn.Module, _tensors=truth.tensors, _detached=truth.detached) -> int:
+    """The bytes of the tensors ``m`` holds, read as they really are (``truth``: no method of
+    the student's module, or of a tensor subclass, runs)."""
+    with truth.untouched():
+        values = [_detached(t) for t in _tensors(m).values()]
+        return sum(int(t.numel()) * t.element_size() for t in values)
 
 
 def _release(state: dict, bound: int = KEPT_BYTES) -> None:
@@ -104,7 +105,7 @@ def _release(state: dict, bound: int = KEPT_BYTES) -> None:
     the judge's config) would fill the worker's memory and end it, an answer's mistake graded as
     ``error``. The judge reads a module right after building it, so only the oldest go; a
     handle stays a key (``keep`` never gives one twice)."""
-    kept = [(h, m) for h, m in state.items() if isinstance(m, nn.Module)]
+    kept = [(h, m) for h, m in state.items() if truth.is_module(m)]
     sizes = [_module_bytes(m) for _, m in kept]
     total = sum(sizes)
     for (handle, _), size in zip(kept, sizes, strict=True):
