@@ -45,7 +45,10 @@ def one_run(folder: Path) -> tuple[float, float | None, float, str]:
         ["bash", ".ci/run"], cwd=folder, capture_output=True, text=True, check=False
     )
     wall = time.perf_counter() - began
+    log = Path(tempfile.gettempdir()) / f"{folder.parent.name}.log"  # kept: the clone is not
+    log.write_text(proc.stdout + "\n--- stderr ---\n" + proc.stderr, encoding="utf-8")
     tail = proc.stdout.strip().splitlines()[-1:] or ["(no output)"]
+    tail = [f"{tail[0]} (its output: {log})"] if proc.returncode else tail
     found = re.search(r"^\d+ passed.* in ([0-9.]+)s", proc.stdout, re.M)  # pytest's summary
     windows = WINDOWS_LINE.search(proc.stdout)
     tests = float(found[1]) if found else None
