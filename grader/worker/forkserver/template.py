@@ -295,10 +295,13 @@ def main(config: dict) -> None:
     )
     try:
         linux.set_child_subreaper()
+        # Worked out once, here, before any worker (the layers' probe's too) carves them out:
+        # inside a worker's namespaces the pack may not be found again (an installation
+        # under a folder the user nobody cannot pass, shown to it part by part).
+        roots.judge_only_files()
         template.tell_judges({"op": "layers", "layers": template.probe()})
         slow_meta = preload()
         template.pool.runtime = isolate.runtime_paths()
-        roots.judge_only_files()  # worked out once, here: each worker carves them out
         template.pool.top_up()
         template.tell_judges({"op": "ready", "pid": os.getpid(), "slow_meta": slow_meta})
         template.serve()
