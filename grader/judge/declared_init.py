@@ -21,7 +21,7 @@ The student's weight must have the reference's name and shape (``STRUCTURE`` oth
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -63,18 +63,20 @@ def summary(t: torch.Tensor) -> str:
     return f"from {t.min().item():.3g} to {t.max().item():.3g}{spread}"
 
 
-def reference_draws(
-    reference: Callable[[], nn.Module], numel: Mapping[str, int]
-) -> dict[str, torch.Tensor]:
+def reference_draws(reference: Callable[[], nn.Module]) -> dict[str, torch.Tensor]:
     """Each weight of the reference, over enough builds (seeds 0, 1, ...) to pool ``POOLED``
-    values of the smallest one, stacked on a new first dimension."""
-    draws = min(MAX_DRAWS, max(2, math.ceil(POOLED / max(1, min(numel.values(), default=1)))))
-    built: dict[str, list[torch.Tensor]] = {}
-    for seed in range(draws):
+    values of the smallest one (the first build says its size), stacked on a new first
+    dimension."""
+
+    def built(seed: int) -> dict[str, torch.Tensor]:
         with seeded(seed), torch.no_grad():
-            for key, value in reference().state_dict().items():
-                built.setdefault(key, []).append(value.detach().clone())
-    return {key: torch.stack(values) for key, values in built.items()}
+            return {k: v.detach().clone() for k, v in reference().state_dict().items()}
+
+    first = built(0)
+    smallest = min((v.numel() for v in first.values()), default=1)
+    draws = min(MAX_DRAWS, max(2, math.ceil(POOLED / max(1, smallest))))
+    builds = [first] + [built(seed) for seed in range(1, draws)]
+    return {key: torch.stack([b[key] for b in builds]) for key in first}
 
 
 def compare_weight(key: str, got: Any, draws: torch.Tensor, built: str) -> None:
@@ -174,8 +176,7 @@ def same_init_as_reference(
             worker, builder, values_of(example), keywords, seed=seed_of(example)
         )
         got = worker.call("values", handle=reply["handle"])
-        sizes = {k: v.numel() for k, v in reference(example).state_dict().items()}
-        draws = reference_draws(lambda: reference(example), sizes)
+        draws = reference_draws(lambda: reference(example))
         missing = [k for k in draws if k not in got]
         if missing:
             has = ", ".join(map(repr, got)) or "none"
