@@ -140,22 +140,18 @@ from hypothesis import strategies as st
 from grader.pack.judge import same_as_reference
 
 
-# TODO(pack): the examples: a hypothesis strategy of plain data (hypothesis shrinks a failure
-# toward the strategy's simplest values: make them the easiest case to read).
-def examples() -> st.SearchStrategy[dict]:
+# TODO(pack): the reference answer, computed here in the judge (never by the student's code),
+# with the answer's own signature: the check calls it as it calls the student's function.
+def running_sums(x: torch.Tensor) -> torch.Tensor:
+    return torch.cumsum(x, dim=0)
+
+
+# TODO(pack): a strategy for each of the answer's arguments, in the answer's order: plain data
+# or tensors (hypothesis shrinks a failure toward the simplest values: make them the easiest
+# case to read; the snippet writes a tensor as a torch.tensor(...) literal).
+def vectors() -> st.SearchStrategy[torch.Tensor]:
     values = st.floats(min_value=-10, max_value=10, allow_nan=False, width=32)
-    return st.fixed_dictionaries({"x": st.lists(values, min_size=1, max_size=8)})
-
-
-# TODO(pack): what the student's function gets, by name and in order: plain data and tensors
-# (a model goes as plain data, which the probe table's ``build`` rebuilds in the worker).
-def arguments(ex: dict) -> dict:
-    return {"x": torch.tensor(ex["x"])}
-
-
-# TODO(pack): the reference answer, computed here in the judge, never by the student's code.
-def reference(ex: dict) -> torch.Tensor:
-    return torch.cumsum(torch.tensor(ex["x"]), dim=0)
+    return st.lists(values, min_size=1, max_size=8).map(torch.tensor)
 
 
 # TODO(pack): the check: a name a student understands, points, a hint, and the tolerance
@@ -164,9 +160,8 @@ CHECKS = [
     same_as_reference(
         name="<<function>>(x) returns the running sums of x, for any 1-D tensor",
         answer="<<stem>>:<<function>>",
-        strategy=examples(),
-        arguments=arguments,
-        reference=reference,
+        strategy={"x": vectors()},
+        reference=running_sums,
         points=<<points>>,
         hint="y[i] is the sum of x[0] ... x[i], the last one included: torch.cumsum(x, dim=0) "
         "computes it.",
