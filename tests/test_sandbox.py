@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from support import SOLUTION, grade_folder, make_submission
+from support import ROOT, SOLUTION, grade_folder, make_submission
 
 import grader.commands.cli
 import grader.judge.launch.starter
@@ -145,6 +145,39 @@ def test_strict_accepts_a_full_sandbox(starter):
     if off_layers(starter.layers()):
         pytest.skip(f"layers off on this machine: {off_layers(starter.layers())}")
     grader.judge.launch.starter.default_starter(strict=True)  # does not raise
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the nobody layer drops root's rights")
+def test_an_installation_nobody_can_reach_loses_no_layer(starter, tmp_path):
+    """An installation under a folder the user nobody cannot pass (a clone in a 0700 folder, as
+    in /root or a temp folder) keeps every layer: the fork server finds the pack's judge-only
+    files before any worker drops to nobody (that search ran in the layers' probe's worker once,
+    found no pack there and called the mount layer off, and the pid and nobody layers with it).
+    """
+    if off_layers(starter.layers()):
+        pytest.skip(f"layers off on this machine: {off_layers(starter.layers())}")
+    locked = tmp_path / "locked"
+    for name in ("grader", "llm_pack", "reference"):
+        shutil.copytree(ROOT / name, locked / name, ignore=shutil.ignore_patterns("__pycache__"))
+    locked.chmod(0o700)
+    code = (
+        "import json, llm_pack\n"
+        "from grader.judge.launch.starter import SandboxStarter, default_server, off_layers\n"
+        "assert llm_pack.__file__.startswith(%r), llm_pack.__file__\n"
+        "print(json.dumps(off_layers(SandboxStarter(default_server()).layers())))\n" % str(locked)
+    )
+    # chosen by its folder: the installed pack's name would find the clone's own copy
+    env = {**os.environ, "PYTHONPATH": str(locked), "GRADER_PACK": str(locked / "llm_pack")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=locked,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == {}, done.stderr
 
 
 def test_layers_off_are_stated_once(monkeypatch, capsys, tmp_path):
