@@ -161,10 +161,9 @@ def test_an_installation_nobody_can_reach_loses_no_layer(starter, tmp_path):
         shutil.copytree(ROOT / name, locked / name, ignore=shutil.ignore_patterns("__pycache__"))
     locked.chmod(0o700)
     code = (
-        "import json, llm_pack\n"
+        "import json\n"
         "from grader.judge.launch.starter import SandboxStarter, default_server, off_layers\n"
-        "assert llm_pack.__file__.startswith(%r), llm_pack.__file__\n"
-        "print(json.dumps(off_layers(SandboxStarter(default_server()).layers())))\n" % str(locked)
+        "print(json.dumps(off_layers(SandboxStarter(default_server()).layers())))\n"
     )
     # chosen by its folder: the installed pack's name would find the clone's own copy
     env = {**os.environ, "PYTHONPATH": str(locked), "GRADER_PACK": str(locked / "llm_pack")}
