@@ -2,7 +2,11 @@
 (the B.2 trial of issue 57: a right ``format_input`` scored 0 because the judge had spelled
 out its control characters before comparing): a returned text with control, invisible or
 bidi characters, or longer than a message's cut, is compared whole, and the report still
-shows it only spelled out."""
+shows it only spelled out.
+
+The pack is as short as a declared check allows: no ``answer`` (the exercise names one) and no
+``probes`` (the declared checks' table for its names).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,6 @@ PACK_TOML = """\
 [pack]
 name = "text-pack"
 title = "Returned text"
-worker = ["text_pack.probes"]
 stubs = "../exercises"
 solution = "../solution/exercises"
 
@@ -29,7 +32,6 @@ title = "Echo"
 names = ["echo"]
 points = 10
 checks = "text_pack.checks:CHECKS"
-probes = "text_pack.probes:EXT_1"
 """
 
 CHECKS = f"""\
@@ -45,7 +47,6 @@ def echo(text: str) -> str:
 CHECKS = [
     same_as_reference(
         name="echo(text) is the text in angle brackets",
-        answer="ext_1_echo:echo",
         strategy={{"text": st.sampled_from({TEXTS!r})}},
         reference=echo,
         points=10,
@@ -62,8 +63,6 @@ def make_pack(root: Path) -> None:
     (package / "__init__.py").write_text('"""A pack whose answer returns text."""\n')
     (package / "pack.toml").write_text(PACK_TOML)
     (package / "checks.py").write_text(CHECKS)
-    probes = 'from grader.pack.worker import answer_probes\n\nEXT_1 = answer_probes("echo")\n'
-    (package / "probes.py").write_text(probes)
     for folder, body in (
         ("exercises", "    raise NotImplementedError"),
         ("solution/exercises", "    return '<' + text + '>'"),

@@ -22,7 +22,7 @@ from grader.judge.launch.handle import StudentError
 from grader.judge.properties import CheckFailed, run_check
 from grader.protocol import wire
 from grader.protocol.limits import Limits
-from grader.worker import probes
+from grader.worker import tables
 from grader.worker.probes import describe_module
 from llm_pack.checks import attention_sizes, ex3_1, ex3_2, ex3_3
 from llm_pack.checks.attention_rebuild import (
@@ -114,7 +114,7 @@ class InProcessWorker:
 
     def __init__(self, exercise_id: str, path: Path):
         self.module = load_file(path)
-        self.handlers = probes.for_exercise(exercise_id)
+        self.handlers = tables.for_exercise(exercise_id)
         self.state: dict = {}
         self.calls: list[str] = []
         self.limits = Limits()

@@ -285,7 +285,7 @@ def test_4_3_eval_snippet_shows_dropout_active_in_eval_mode(graded):
 XL_PROBE = """
 import importlib.util, resource, sys
 import torch
-from grader.worker.probes import for_exercise
+from grader.worker.tables import for_exercise
 
 spec = importlib.util.spec_from_file_location("answer", sys.argv[1])
 answer = importlib.util.module_from_spec(spec)

@@ -175,3 +175,18 @@ def test_returns_requires_the_type_before_the_values_are_compared():
         with pytest.raises(CheckFailed, match=f"should be a float, but it is {kind}") as caught:
             graded(wrong)
         assert caught.value.kind == f"type:{kind}"
+
+
+def test_a_check_without_answer_is_for_the_exercises_one_name():
+    check = same_as_reference(
+        name="mean_of(x) is the mean",
+        strategy={"x": st.lists(st.floats(-9, 9), min_size=1)},
+        reference=lambda x: sum(x) / len(x),
+        points=1,
+        hint="divide by how many there are",
+    )
+    bound = check.bind("ex9_2_mean", ("mean_of",))
+    assert bound.bind is None and bound.name == check.name
+    assert "from exercises.ex9_2_mean import mean_of" in bound.reproduce({"x": [1.0]})
+    with pytest.raises(ValueError, match=r"names 2 answers \(a, b\): say which"):
+        check.bind("ex9_2_mean", ("a", "b"))

@@ -55,12 +55,32 @@ def test_the_first_differing_element_is_named():
 def test_a_list_of_tensors_never_asks_a_tensor_for_its_truth():
     expected = [torch.ones(3), torch.ones(3)]
     close([torch.ones(3), torch.ones(3) + 1e-7], expected, "f(x)")  # no "ambiguous" error
-    with pytest.raises(CheckFailed, match=r"f\(x\) should be a list of 2, but it is Tensor"):
+    with pytest.raises(CheckFailed, match=r"f\(x\) should be a list \(of 2 elements\), but it is"):
         close(torch.ones(2, 3), expected, "f(x)")
     with pytest.raises(CheckFailed, match=r"f\(x\) has 3 elements, expected 2"):
         close([torch.ones(3)] * 3, expected, "f(x)")
     with pytest.raises(CheckFailed, match=r"element \[0\] of f\(x\) is tensor"):
         close([torch.ones(1), "a"], ["a", "a"], "f(x)")
+
+
+def test_a_wrong_type_gets_the_hint_that_fits_what_was_expected():
+    """A tensor where a list is expected is not told to return a number; None anywhere is asked
+    whether a return statement is missing; a tensor where a number is expected is told .item()
+    (the 57 trial: a list-of-pairs answer returning a tensor was told to return a number, and
+    one with no return got no hint)."""
+    from grader.judge.hints import choose
+
+    def hint_for(got, expected):
+        with pytest.raises(CheckFailed) as failed:
+            close(got, expected, "f(x)")
+        return choose(failed.value.kind, str(failed.value), "OWN")
+
+    assert ".item()" not in hint_for(torch.ones(2), [torch.ones(1), torch.ones(1)])
+    assert ".item()" in hint_for(torch.ones(2), 3.0)
+    for expected in ([], [torch.ones(1)], 3.0, {"a": 1}, torch.ones(2)):
+        assert "return statement missing" in hint_for(None, expected), expected
+    with pytest.raises(CheckFailed, match=r"should be a list \(an empty one\), but it is None$"):
+        close(None, [], "f(x)")
 
 
 def test_same_as_reference_compares_a_pair_of_tensors():
@@ -197,6 +217,7 @@ def test_the_probe_tables_of_two_builders_merge():
         "load",
         "forward",
         "trace",
+        "constructor",
     }
 
 
@@ -217,7 +238,7 @@ def test_the_lora_pack_is_short_and_passes_check_pack():
     proc = grade("check-pack", str(LORA_PACK / "lora_pack"), "--mutants", "0", cwd=ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "1 of 1 exercise(s) get full marks" in proc.stdout
-    assert "6 case(s), 5 wrong and 1 correct" in proc.stdout
+    assert "7 case(s), 6 wrong and 1 correct" in proc.stdout
 
 
 def test_redrawn_draws_every_weight_anew_from_the_seed():

@@ -30,7 +30,7 @@ from grader.judge.launch.reader import ReplyReader
 from grader.protocol.limits import Limits
 from grader.result.schema import GRADER_FAILED, TAMPERED, grader_failed, is_tampered
 from grader.worker import guard as guard_module
-from grader.worker import probes
+from grader.worker import probes, tables
 from grader.worker.serve import dispatcher
 from llm_pack import probes as pack_probes
 
@@ -43,7 +43,7 @@ LIMITS = Limits(call_timeout_s=10.0, import_timeout_s=20.0, exercise_budget_s=60
 
 @pytest.fixture
 def guarded():
-    dispatch = dispatcher(probes.for_exercise("4.3"))
+    dispatch = dispatcher(tables.for_exercise("4.3"))
     g = guard_module.Guard(  # as serve makes it
         dispatch,
         packages=("grader", "llm_pack"),
@@ -64,9 +64,9 @@ def _swap_table():
 
 
 def _swap_loaded_table():
-    old = probes._TABLES["4.3"]["forward"]
-    probes._TABLES["4.3"]["forward"] = _other
-    return lambda: probes._TABLES["4.3"].__setitem__("forward", old)
+    old = tables._TABLES["4.3"]["forward"]
+    tables._TABLES["4.3"]["forward"] = _other
+    return lambda: tables._TABLES["4.3"].__setitem__("forward", old)
 
 
 def _swap_code():
@@ -103,7 +103,7 @@ def _judge_only():
 
 ATTACKS = {
     "probe table": (_swap_table, "llm_pack.probes.EX4_3 was changed"),
-    "loaded probe tables": (_swap_loaded_table, "grader.worker.probes._TABLES was changed"),
+    "loaded probe tables": (_swap_loaded_table, "grader.worker.tables._TABLES was changed"),
     "pack probe binding": (
         lambda: _setattr(pack_probes, "_transfer", _other),
         "llm_pack.probes._transfer",
@@ -140,7 +140,7 @@ def test_the_guard_sees_its_channel_redirected_and_lets_threads_run():
 
     req_r, req_w = os.pipe()
     rep_r, rep_w = os.pipe()
-    check = guard_module.Guard(dispatcher(probes.for_exercise("4.3"))).checker(req_r, rep_w)
+    check = guard_module.Guard(dispatcher(tables.for_exercise("4.3"))).checker(req_r, rep_w)
     assert check() is None
     saved = os.dup(rep_w)
     other_r, other_w = os.pipe()
@@ -188,15 +188,15 @@ def test_the_guard_sees_a_closure_cell_rewritten(guarded):
 
 
 def test_the_dispatch_ignores_the_module_table():
-    dispatch = dispatcher(probes.for_exercise("4.2"))
+    dispatch = dispatcher(tables.for_exercise("4.2"))
     undo = _swap_table()
-    old = pack_probes.EX4_2["configs"], probes._TABLES["4.2"]["configs"]
-    pack_probes.EX4_2["configs"] = probes._TABLES["4.2"]["configs"] = _other
+    old = pack_probes.EX4_2["configs"], tables._TABLES["4.2"]["configs"]
+    pack_probes.EX4_2["configs"] = tables._TABLES["4.2"]["configs"] = _other
     try:
         module = types.SimpleNamespace(GPT2_CONFIGS={"small": {"emb_dim": 768}})
         assert dispatch(module, {}, "configs", {}) == {"small": {"emb_dim": 768}}
     finally:
-        pack_probes.EX4_2["configs"], probes._TABLES["4.2"]["configs"] = old
+        pack_probes.EX4_2["configs"], tables._TABLES["4.2"]["configs"] = old
         undo()
 
 

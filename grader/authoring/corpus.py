@@ -94,6 +94,11 @@ def unnamed(folder: Path, exercises: Iterable[Exercise]) -> list[Path]:
     return [path for _, path in _answers(folder, exercises) if not path.name.startswith(PREFIXES)]
 
 
+def _shown_hint(hint: str) -> str:
+    """The hint a check showed, quoted whole (the author compares it with what was expected)."""
+    return f"it showed {hint!r}" if hint else "it showed no hint"
+
+
 def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
     """What is wrong with ``exercise``, the result of grading ``case``: empty when the case
     gets what it must."""
@@ -101,7 +106,7 @@ def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
     if case.correct:
         if exercise.score == exercise.max_score and exercise.status == "passed":
             return []
-        said = "; ".join(_first_line(c.message) for c in exercise.checks if not c.passed)
+        said = "; ".join(first_line(c.message) for c in exercise.checks if not c.passed)
         return [
             f"a correct answer got {_points(exercise)} ({exercise.status}): "
             f"{', '.join(failing) or 'no check failed'}" + (f" - {said}" if said else "")
@@ -121,7 +126,8 @@ def problems(case: CorpusCase, exercise: ExerciseResult) -> list[str]:
     for wanted in case.expect_hint:
         missing = [name for name, hint in hints.items() if wanted not in hint]
         if missing:
-            found.append(f"expect-hint: {wanted!r} is not in the hint of {'; '.join(missing)}")
+            shown = "; ".join(f"{name}: {_shown_hint(hints[name])}" for name in missing)
+            found.append(f"expect-hint: {wanted!r} is not in the hint of {shown}")
     # A message as the student reads it: its cause (with the cause's hint) and its own text.
     messages = [
         f"{(c.cause or {}).get('text', '')}\n{c.message}\n{hint_of(c)}"
@@ -142,6 +148,7 @@ def _points(exercise: ExerciseResult) -> str:
     return f"{exercise.score:g}/{exercise.max_score:g}"
 
 
-def _first_line(text: str, limit: int = 160) -> str:
+def first_line(text: str, limit: int = 1000) -> str:
+    """The first line of a message, whole unless it is very long (an author compares it)."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= limit else line[: limit - 3] + "..."

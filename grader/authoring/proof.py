@@ -4,7 +4,8 @@ With the pack chosen and the public seed, everything is graded through ``grader.
 
 1. *filled in*: no ``TODO(pack)`` place is left in the pack's files (its folder, stubs,
    solution and corpus); while one is, nothing else runs;
-2. *solution*: the pack's solution gets full marks on every exercise;
+2. *solution*: the pack's solution gets full marks on every exercise, with the public seed and
+   with another (a course grades with its own: a right answer must pass on any examples);
 3. *stubs*: every exercise of the stubs reads "not done yet" and scores 0;
 4. *corpus*: every ``wrong_*.py`` loses points and fails the checks its header names, every
    hint it shows is the pack's own words or the grader's generic ones
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
-from grader.authoring.corpus import CorpusCase, corpus_cases, problems, unnamed
+from grader.authoring.corpus import CorpusCase, corpus_cases, first_line, problems, unnamed
 from grader.authoring.mutants import Mutant
 from grader.authoring.mutation import Job, Verdict, file_jobs, pack_settings, run_rounds
 from grader.shared.packs import Exercise, Pack
@@ -132,6 +133,10 @@ def filled_in(pack: Pack) -> Step:
 # --- grading through the pipeline ------------------------------------------------------------
 
 
+# The solution's second seed (besides the public one): any other fixed seed would do.
+OTHER_SEED = 7
+
+
 @dataclass(frozen=True)
 class Settings:
     """How the pack is graded: the public seed, the checks' own example counts unless
@@ -141,30 +146,27 @@ class Settings:
     processes: int | None = None
     snippets: bool = True  # paste every failing check's snippet of the wrong answers
 
-    def request(self, ids: Sequence[str]):
+    def request(self, ids: Sequence[str], seed: int | None = None):
         from grader import pipeline
         from grader.judge.seeds import PUBLIC_SEED, Seed
 
         return pipeline.Request(
-            seed=Seed(PUBLIC_SEED, "public"),
+            seed=Seed(PUBLIC_SEED, "public") if seed is None else Seed(seed, "given"),
             exercises=list(ids),
             max_examples=self.max_examples,
             processes=self.processes,
         )
 
 
-def _grade(folder: Path, ids: Sequence[str], settings: Settings, called: str):
-    """The result of grading ``folder`` (its exercises ``ids``); a ``SubmissionError`` if it
-    is no submission."""
+def _grade(
+    folder: Path, ids: Sequence[str], settings: Settings, called: str, seed: int | None = None
+):
+    """The result of grading ``folder`` (its exercises ``ids``; the public seed unless
+    ``seed``); a ``SubmissionError`` if it is no submission."""
     from grader import pipeline
 
     submission = pipeline.open_path(folder, called=called)
-    return pipeline.finish(submission, settings.request(ids))
-
-
-def _first_line(text: str, limit: int = 140) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return pipeline.finish(submission, settings.request(ids, seed))
 
 
 def _declared(pack: Pack, key: str, name: str) -> Path | Step:
@@ -184,21 +186,27 @@ def solution(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> S
     folder = _declared(pack, "solution", "solution")
     if isinstance(folder, Step):
         return folder
-    try:
-        result = _grade(folder, [e.id for e in exercises], settings, _shown(folder))
-    except SubmissionError as exc:
-        return Step("solution", FAIL, str(exc))
-    details = []
-    for ex in result.exercises:
-        if ex.status == "passed" and ex.score == ex.max_score:
-            continue
-        details.append(f"{ex.id}: {ex.score:g}/{ex.max_score:g} ({ex.status})")
-        details += [f"  {c.name}: {_first_line(c.message)}" for c in ex.checks if not c.passed]
-    bad = sum(not (e.status == "passed" and e.score == e.max_score) for e in result.exercises)
-    n = len(result.exercises)
+    ids, details, bad = [e.id for e in exercises], [], set()
+    # The public seed, and another: a course grades with a seed of its own, and a right answer
+    # that fails on other examples (ties the strategy draws, a tolerance too tight) would be
+    # marked wrong there.
+    for seed in (None, OTHER_SEED):
+        try:
+            result = _grade(folder, ids, settings, _shown(folder), seed)
+        except SubmissionError as exc:
+            return Step("solution", FAIL, str(exc))
+        under = "" if seed is None else f" with --seed {seed}"
+        for ex in result.exercises:
+            if ex.status == "passed" and ex.score == ex.max_score:
+                continue
+            bad.add(ex.id)
+            details.append(f"{ex.id}{under}: {ex.score:g}/{ex.max_score:g} ({ex.status})")
+            details += [f"  {c.name}: {first_line(c.message)}" for c in ex.checks if not c.passed]
+    n = len(ids)
     if bad:
-        return Step("solution", FAIL, f"{bad} of {n} exercise(s) do not get full marks", details)
-    return Step("solution", PASS, f"{n} of {n} exercise(s) get full marks")
+        said = f"{len(bad)} of {n} exercise(s) do not get full marks"
+        return Step("solution", FAIL, said, details)
+    return Step("solution", PASS, f"{n} of {n} exercise(s) get full marks (two seeds)")
 
 
 def stubs(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step:
@@ -216,9 +224,9 @@ def stubs(pack: Pack, exercises: Sequence[Exercise], settings: Settings) -> Step
     for ex in result.exercises:
         wrong = [c for c in ex.checks if not is_not_done(c)]
         if ex.status == "missing":
-            details.append(f"{ex.id}: no stub ({_first_line(ex.checks[0].message)})")
+            details.append(f"{ex.id}: no stub ({first_line(ex.checks[0].message)})")
         elif ex.score != 0 or ex.status != "failed" or wrong:
-            said = "; ".join(f"{c.name}: {_first_line(c.message, 90)}" for c in wrong[:3])
+            said = "; ".join(f"{c.name}: {first_line(c.message, 90)}" for c in wrong[:3])
             details.append(
                 f"{ex.id}: {ex.score:g}/{ex.max_score:g} ({ex.status}), not 'not done yet'"
                 + (f" - {said}" if said else "")

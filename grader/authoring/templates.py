@@ -188,7 +188,8 @@ import torch
 
 
 # TODO(pack): the wrong answer, and below, part of the name of each check it must fail (the
-# corpus's headers: expect-failing, expect-hint, expect-no-hint; see grader.authoring.corpus).
+# corpus's headers: expect-failing, expect-hint, expect-no-hint; docs/writing-an-exercise.md,
+# "The corpus").
 # expect-failing: <<check_name>>
 def <<function>>(x):
     return x.sum() * torch.ones_like(x)

@@ -73,11 +73,9 @@ def constructor_cause(worker: WorkerHandle, info: dict, calls: dict[str, str]) -
             f"your {name}.__init__ takes ({takes}), but the exercise builds {name}({args}) "
             f"and nothing else: {name} must need nothing but {args}"
         )
-        hint = (
-            f"give {name}.__init__ the parameters ({args}) only, and read anything else it "
-            f"needs (a rate, a size) from {args} itself."
+        return Cause(
+            f"constructor:signature:{name}", text, _signature_hint(name, args), rank=STATEMENT
         )
-        return Cause(f"constructor:signature:{name}", text, hint, rank=STATEMENT)
     return None
 
 
@@ -89,9 +87,12 @@ def constructors_explained(worker: WorkerHandle, calls: dict[str, str]) -> Itera
     try:
         yield
     except StudentError as exc:
-        cause = constructor_cause(worker, exc.info, calls)
+        try:
+            cause = constructor_cause(worker, exc.info, calls)
+        except StudentError:  # a probe table without "constructor": the error as it came
+            cause = None
         if cause is None:
-            raise
+            raise exc from None
         message = explain_student_error(exc.info)
         raise CheckFailed(message, raised(exc.info), cause=cause) from None
 
@@ -120,8 +121,14 @@ def extra_parameters(worker: WorkerHandle, name: str, args: str, seen: str = "")
         f"{name}({args}) and nothing else: built that way {', and '.join(uses)}. "
         f"{name} must need nothing but {args}"
     ) + (f" (what it changes here: {seen})" if seen else "")
-    hint = (
+    return Cause(f"constructor:signature:{name}", text, _signature_hint(name, args), rank=STATEMENT)
+
+
+def _signature_hint(name: str, args: str) -> str:
+    """What to give ``name``'s constructor when the exercise builds ``name(args)``."""
+    if "," in args:
+        return f"give {name}.__init__ the parameters ({args}), in that order, and no others."
+    return (
         f"give {name}.__init__ the parameters ({args}) only, and read anything else it needs "
         f"(a rate, a size) from {args} itself."
     )
-    return Cause(f"constructor:signature:{name}", text, hint, rank=STATEMENT)

@@ -13,8 +13,11 @@ written from the example. Everything that reads checks (reports, the dashboard, 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import inspect
 import math
+import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -58,7 +61,7 @@ def literal(value: Any) -> str | None:
     if isinstance(value, torch.Tensor):
         if value.numel() > 4096:
             return None
-        return f"torch.tensor({value.tolist()!r}, dtype={value.dtype})"
+        return f"torch.tensor({_items(value.tolist(), value.dtype)}, dtype={value.dtype})"
     if isinstance(value, list | tuple):
         found = [literal(v) for v in value]
         items = [i for i in found if i is not None]
@@ -72,6 +75,25 @@ def literal(value: Any) -> str | None:
             return None
         return "{" + ", ".join(f"{k!r}: {i}" for k, i in zip(value, values, strict=True)) + "}"
     return None
+
+
+def _items(items: Any, dtype: torch.dtype) -> str:
+    """A tensor's ``tolist()`` as Python source: a float32 value in the fewest digits that read
+    back as the same float32 (a float32 spelled as a double takes 17), a value that is not
+    finite as ``float('inf')``."""
+    if isinstance(items, list):
+        return "[" + ", ".join(_items(i, dtype) for i in items) + "]"
+    if not isinstance(items, float):
+        return repr(items)
+    if not math.isfinite(items):
+        return f"float({str(items)!r})"
+    if dtype != torch.float32:
+        return repr(items)
+    for digits in range(6, 10):  # 9 significant digits always read back as the same float32
+        text = f"{items:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == items:
+            break
+    return text if any(c in text for c in ".e") else text + ".0"
 
 
 def close(got: Any, expected: Any, what: str, rtol: float = RTOL, atol: float = ATOL) -> None:
@@ -104,8 +126,8 @@ def _close_numbers(got: Any, expected: int | float, where: str, rtol: float, ato
     if isinstance(got, torch.Tensor) and got.numel() == 1:
         got = got.item()
     if not _number(got):
-        kind = _type_name(got)
-        raise CheckFailed(f"{where} should be a number, but it is {kind}", hints.returned(kind))
+        said = f"{where} should be a number, but it is {_type_name(got)}"
+        raise CheckFailed(said, hints.returned(type(got).__name__))
     if not math.isclose(float(got), float(expected), rel_tol=rtol, abs_tol=atol):
         raise CheckFailed(
             f"{where} is {got!r}, expected {expected!r} (a difference of "
@@ -121,10 +143,12 @@ def _close_items(
     """A tuple or a list element by element; a tuple accepts a list (plain data has no tuple)."""
     where = _where(what, path)
     if not isinstance(got, list | tuple):
-        kind = _type_name(got)
+        n = len(expected)
+        elements = "an empty one" if n == 0 else f"of {n} element" + ("s" if n > 1 else "")
         raise CheckFailed(
-            f"{where} should be a {type(expected).__name__} of {len(expected)}, but it is {kind}",
-            hints.returned(kind),
+            f"{where} should be a {type(expected).__name__} ({elements}), but it is "
+            f"{_type_name(got)}",
+            hints.returned(type(got).__name__),
         )
     if len(got) != len(expected):
         raise CheckFailed(f"{where} has {len(got)} elements, expected {len(expected)}", hints.SHAPE)
@@ -136,8 +160,8 @@ def _close_keys(got: Any, expected: dict, what: str, path: str, rtol: float, ato
     """A dict key by key: the same keys, then each value."""
     where = _where(what, path)
     if not isinstance(got, dict):
-        kind = _type_name(got)
-        raise CheckFailed(f"{where} should be a dict, but it is {kind}", hints.returned(kind))
+        said = f"{where} should be a dict, but it is {_type_name(got)}"
+        raise CheckFailed(said, hints.returned(type(got).__name__))
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     if missing or extra:
@@ -159,6 +183,8 @@ def _where(what: str, path: str) -> str:
 
 
 def _type_name(value: Any) -> str:
+    """The type of ``value`` as a message says it ("None" rather than "NoneType"); the kind of
+    the failure keeps Python's name (``hints.returned(type(value).__name__)``)."""
     return "None" if value is None else type(value).__name__
 
 
@@ -207,8 +233,8 @@ def same_type(got: Any, wanted: type | tuple[type, ...], what: str) -> None:
     if isinstance(got, kinds) and not (isinstance(got, bool) and bool not in kinds):
         return
     names = " or ".join(k.__name__ for k in kinds)
-    kind = type(got).__name__
-    raise CheckFailed(f"{what} should be a {names}, but it is {kind}", hints.returned(kind))
+    said = f"{what} should be a {names}, but it is {_type_name(got)}"
+    raise CheckFailed(said, hints.returned(type(got).__name__))
 
 
 def called_as_answer(
@@ -239,10 +265,27 @@ def called_as_answer(
     return st.fixed_dictionaries(dict(strategy)), values_of, expected
 
 
+def awaiting_answer(make: Callable[..., Check]) -> Check:
+    """A declared check written without ``answer``: ``make(answer=...)`` for its exercise once
+    the exercise's checks are read (``Check.bind``): the exercise's file and the one name it
+    asks for (``names`` in pack.toml). An exercise that asks for several needs ``answer``."""
+
+    def bind(stem: str, names: tuple[str, ...]) -> Check:
+        if len(names) != 1:
+            listed = ", ".join(names) or "none"
+            raise ValueError(
+                f"a check without answer= in an exercise that names {len(names)} answers "
+                f"({listed}): say which, answer='{stem}:<name>'"
+            )
+        return make(answer=f"{stem}:{names[0]}")
+
+    return dataclasses.replace(make(answer="exercise:answer"), bind=bind)
+
+
 def same_as_reference(
     *,
     name: str,
-    answer: str,
+    answer: str | None = None,
     strategy: st.SearchStrategy | Mapping[str, st.SearchStrategy],
     reference: Callable[..., Any],
     points: float,
@@ -287,6 +330,9 @@ def same_as_reference(
     (``returns=float``: a one-element tensor does not do; ``close`` alone compares it as a
     number).
     """
+    if answer is None:  # the exercise's one answer, once its exercise is known
+        given = {k: v for k, v in locals().items() if k != "answer"}  # every argument, as given
+        return awaiting_answer(functools.partial(same_as_reference, **given))
     module, _, function = answer.partition(":")
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")

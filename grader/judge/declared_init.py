@@ -20,6 +20,7 @@ The student's weight must have the reference's name and shape (``STRUCTURE`` oth
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +30,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.judge import hints
-from grader.judge.declared import Arguments, arguments_of, call_text, snippet_head
+from grader.judge.declared import Arguments, arguments_of, awaiting_answer, call_text, snippet_head
 from grader.judge.declared_module import STRUCTURE_HINT, build_answer
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import Check, CheckFailed
@@ -141,7 +142,7 @@ def _constant_text(t: torch.Tensor) -> str:
 def same_init_as_reference(
     *,
     name: str,
-    answer: str,
+    answer: str | None = None,
     strategy: st.SearchStrategy,
     arguments: Arguments,
     reference: Callable[[Example], nn.Module],
@@ -163,6 +164,9 @@ def same_init_as_reference(
     starts the same (zeros, ones) exactly, every other one drawn from the same distribution
     (the module's docstring says how that is decided). Extra weights are the student's own.
     Its probes: ``module_probes`` (its ``"values"`` probe)."""
+    if answer is None:  # the exercise's one answer, once its exercise is known
+        given = {k: v for k, v in locals().items() if k != "answer"}  # every argument, as given
+        return awaiting_answer(functools.partial(same_init_as_reference, **given))
     module, _, builder = answer.partition(":")
     if not module or not builder:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<class or function>'")

@@ -13,6 +13,7 @@ module, loads the weights and prints both outputs.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
@@ -22,10 +23,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 from grader.judge import hints
+from grader.judge.constructors import constructors_explained
 from grader.judge.declared import (
     Arguments,
     Compare,
     arguments_of,
+    awaiting_answer,
     call_text,
     close,
     has_parameter,
@@ -48,7 +51,7 @@ STRUCTURE_HINT = (
 def same_module_as_reference(
     *,
     name: str,
-    answer: str,
+    answer: str | None = None,
     strategy: st.SearchStrategy,
     arguments: Arguments,
     reference: Callable[[Example], nn.Module],
@@ -80,7 +83,9 @@ def same_module_as_reference(
     (``close``) or as ``compare(got, expected, what)`` decides.
 
     Both run in eval mode (``train``: train mode) after ``torch.manual_seed(seed(example))``
-    (0 without ``seed``); the reference is run here, in a ``seeded`` block. A module whose
+    (0 without ``seed``); the reference is built and run here, each in a ``seeded`` block with
+    that seed (a reference drawn anew, ``redrawn(module, seed)``, needs no seeding of its own;
+    its weights are the same on every run and in the snippet). A module whose
     parameters lack one of the weights' names, or hold it in another shape, fails with
     ``STRUCTURE`` and ``structure_hint``; extra parameters and buffers are the student's own.
     A failed comparison names the first part of the module that departs from the reference's
@@ -90,6 +95,9 @@ def same_module_as_reference(
     (``"linear = torch.nn.Linear({d_in}, {d_out})"``, a string formatted with a dict example's
     items).
     """
+    if answer is None:  # the exercise's one answer, once its exercise is known
+        given = {k: v for k, v in locals().items() if k != "answer"}  # every argument, as given
+        return awaiting_answer(functools.partial(same_module_as_reference, **given))
     module, _, builder = answer.partition(":")
     if not module or not builder:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<class or function>'")
@@ -100,6 +108,12 @@ def same_module_as_reference(
         given = weights(example) if weights is not None else oracle.state_dict()
         return {k: v.detach() for k, v in given.items()}
 
+    def oracle_of(example: Example) -> nn.Module:
+        # Built seeded, like the reference's forward: its drawn weights are the same on every
+        # run and in the snippet, and no other thread's draws move.
+        with seeded(0 if seed is None else int(seed(example))):
+            return reference(example)
+
     def expected_of(oracle: nn.Module, x: torch.Tensor, example: Example) -> Any:
         with seeded(0 if seed is None else int(seed(example))):
             oracle.train(train)
@@ -107,7 +121,7 @@ def same_module_as_reference(
 
     def run(worker: WorkerHandle, example: Example) -> None:
         reply, built = build_answer(worker, builder, values_of(example), keywords)
-        oracle = reference(example)
+        oracle = oracle_of(example)
         state = weights_of(example, oracle)
         _same_structure(reply["module"], state, built)
         worker.call("load", handle=reply["handle"], weights=state)
@@ -135,7 +149,7 @@ def same_module_as_reference(
         args = dict(values_of(example))
         lines = snippet_head(module, builder, args, setup, example)
         with torch.no_grad():
-            oracle = reference(example)
+            oracle = oracle_of(example)
             state = weights_of(example, oracle)
             x = inputs(example)
             expected = expected_of(oracle, x, example)
@@ -196,9 +210,15 @@ def build_answer(
     args = dict(arguments)
     built = call_text(builder, args, keywords)
     extra = {} if seed is None else {"seed": seed}
-    reply = worker.call(
-        f"build:{builder}", args=[[n, v] for n, v in args.items()], keywords=list(keywords), **extra
-    )
+    # A build that raises because the arguments do not fit the class (a misspelled __init__,
+    # other parameters) is told so, from the class's own constructor.
+    with constructors_explained(worker, {builder: ", ".join(args)}):
+        reply = worker.call(
+            f"build:{builder}",
+            args=[[n, v] for n, v in args.items()],
+            keywords=list(keywords),
+            **extra,
+        )
     if not reply["module"].get("is_module"):
         kind = str(reply["module"].get("class"))
         raise CheckFailed(

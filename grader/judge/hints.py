@@ -98,6 +98,7 @@ KNOWN: tuple[Known, ...] = (
     Known(
         "type:Tensor",
         "return a plain Python number: a one-element tensor's .item() gives one.",
+        r"should be an? (number|int|float)\b|not a number",
     ),
     Known(
         "type:list",

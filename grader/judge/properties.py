@@ -92,6 +92,10 @@ class Check:
     examples: tuple[Any, ...] = ()  # always tried first (e.g. the reference's own example)
     hint_kinds: tuple[str, ...] = hints.OWN_KINDS
     known: tuple[hints.Known, ...] = ()  # the pack's hints for known mistakes (``count:<m>``)
+    # A declared check written without its ``answer``: the check for the exercise's file
+    # (its stem) and the names it asks for, made when the exercise's checks are read
+    # (``scoring.checks_for``).
+    bind: Callable[[str, tuple[str, ...]], Check] | None = None
 
 
 def check_seed(seed: int, exercise_id: str, check_name: str) -> int:

@@ -22,6 +22,8 @@ def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) ->
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
     # A pack's lists, read by name: what they hold is the pack's word (``check-pack`` proves it).
     checks = list(cast("Iterable[Check]", resolve(exercise.checks, "CHECKS")))
+    stem = exercise.filename.removesuffix(".py")
+    checks = [c.bind(stem, exercise.names) if c.bind is not None else c for c in checks]
     pack = pack_of(exercise)
     if pack.hints:  # the pack's hints for known kinds of failure, before the grader's own
         known = tuple(cast("Iterable[Known]", resolve(pack.hints, "KNOWN")))

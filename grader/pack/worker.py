@@ -42,70 +42,18 @@ and tensors). It returns plain data and tensors, and judges nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
-from typing import Any
-
 from grader.protocol.described import ModuleDescription
 from grader.shared.torchseed import seeded
 from grader.worker import truth
 from grader.worker.bounded import kept_within
 from grader.worker.constructor import constructor
+from grader.worker.declared import kept_values, module_probes
 from grader.worker.probes import NotPlainData, Probe, answer_probes, describe_module, number, plain
 from grader.worker.probes import _forward as forward
 from grader.worker.probes import _keep as keep
 from grader.worker.probes import _load as load_weights
 from grader.worker.probes import _on_meta as on_meta
 from grader.worker.trace import trace_kept, trace_module
-
-
-def kept_values(module: Any, state: dict[Any, Any], handle: int) -> dict[str, Any]:
-    """A probe: what the kept module ``handle``'s ``state_dict()`` holds, read as it really is
-    (``truth.state``), as plain data."""
-    values: dict[str, Any] = plain(truth.state(state[handle]), "your module's state_dict()")
-    return values
-
-
-def module_probes(
-    builder: str, build: dict[str, Callable[[Any], Any]] | None = None
-) -> dict[str, Probe]:
-    """The probe table of a module exercise declared with ``same_module_as_reference``:
-    ``"build:<builder>"`` calls the student's ``builder`` (a class or a function returning a
-    module) with the judge's ``args`` (``[name, value]`` pairs in order, the names in
-    ``keywords`` by keyword; a value with a function in ``build`` rebuilt by it first, e.g. an
-    ``nn.Linear`` from its sizes), after ``torch.manual_seed(seed)`` when the judge gives a
-    ``seed``, keeps what it made and answers ``{"handle", "module"}`` (``module``: its
-    ``describe_module`` without values); ``"values"``, ``"load"``, ``"forward"`` and
-    ``"trace"`` run on the kept module (``kept_values``, ``load_weights``, ``forward``,
-    ``trace_kept``): the tables of two builders of one exercise merge (``module_probes("A") |
-    module_probes("B")``)."""
-    builders = dict(build or {})
-
-    def build_answer(
-        module: Any,
-        state: dict[Any, Any],
-        args: list[Any],
-        keywords: list[str],
-        seed: int | None = None,
-    ) -> dict[str, Any]:
-        named = set(keywords)
-        values = [(n, builders[n](v) if n in builders else v) for n, v in args]
-        positional = [v for n, v in values if n not in named]
-        with seeded(seed) if seed is not None else nullcontext():
-            made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})
-        described = describe_module(made, values=False)
-        if not described.get("is_module"):
-            return {"handle": None, "module": described}
-        return {"handle": keep(state, made), "module": described}
-
-    return {
-        f"build:{builder}": build_answer,
-        "values": kept_values,
-        "load": load_weights,
-        "forward": forward,
-        "trace": trace_kept,
-    }
-
 
 __all__ = [
     "ModuleDescription",

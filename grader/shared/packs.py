@@ -44,7 +44,9 @@ class Exercise:
     # processes. Measured on the 2-core machine of bench/; only the ratios matter.
     cost: float = 1.0
     checks: str = ""  # "module:attribute" of the judge's list of checks
-    probes: str = ""  # "module:attribute" of the worker's probes (name -> function)
+    # "module:attribute" of the worker's probes (name -> function); "": the declared checks'
+    # table for its names (grader.worker.declared.declared_probes)
+    probes: str = ""
     pack: str = ""  # the name of the pack that declares it
 
     @property
@@ -96,7 +98,7 @@ def _strings(table: dict, key: str, where: str) -> tuple[str, ...]:
 def _exercise(raw: object, pack: str, where: str) -> Exercise:
     if not isinstance(raw, dict):
         raise PackError(f"{where}: each [[exercise]] must be a table")
-    missing = [k for k in ("id", "file", "title", "names", "checks", "probes") if k not in raw]
+    missing = [k for k in ("id", "file", "title", "names", "checks") if k not in raw]
     if missing:
         raise PackError(f"{where}: an [[exercise]] lacks {', '.join(missing)}")
     ex_id, filename = str(raw["id"]), str(raw["file"])
@@ -107,7 +109,7 @@ def _exercise(raw: object, pack: str, where: str) -> Exercise:
     if not FILENAME.match(filename):
         raise PackError(f"{where}: exercise {ex_id}: {filename!r} is not a module's file name")
     for key in ("checks", "probes"):
-        if not REFERENCE.match(str(raw[key])):
+        if key in raw and not REFERENCE.match(str(raw[key])):
             raise PackError(f"{where}: exercise {ex_id}: {key} must read module or module:name")
     try:
         points, cost = float(raw.get("points", 10.0)), float(raw.get("cost", 1.0))
@@ -121,7 +123,7 @@ def _exercise(raw: object, pack: str, where: str) -> Exercise:
         points,
         cost,
         str(raw["checks"]),
-        str(raw["probes"]),
+        str(raw.get("probes", "")),
         pack,
     )
 

@@ -134,9 +134,9 @@ def spawned(spec: dict) -> None:
     if abi:
         import torch  # noqa: F401 - loaded before the read rules, as in the fork server
 
-        from grader.worker import probes
+        from grader.worker import tables
 
-        probes.load_all()
+        tables.load_all()
         from grader.worker.sandbox.isolate import (
             Placement,
             Plan,

@@ -7,8 +7,8 @@ and tensors (see ``plain``). Probes never judge anything: every comparison is th
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -251,32 +251,3 @@ def answer_probes(
         return plain(out, f"{function} returned")
 
     return {"call": call}
-
-
-def for_exercise(exercise_id: str) -> dict[str, Probe]:
-    """The probes of ``exercise_id``, from the module its pack names (imported once: the fork
-    server imports every exercise's before it forks, ``load_all``)."""
-    if exercise_id not in _TABLES:
-        from grader.shared.packs import resolve
-        from grader.shared.registry import BY_ID
-
-        table = cast("Mapping[str, Probe]", resolve(BY_ID[exercise_id].probes, "PROBES"))
-        _TABLES[exercise_id] = dict(table)
-    return _TABLES[exercise_id]
-
-
-def load_all() -> None:
-    """Import the worker side of every pack in use: the modules each pack names in ``worker``
-    and every exercise's probes."""
-    import importlib
-
-    from grader.shared.course import packs
-
-    for pack in packs():
-        for module in pack.worker:
-            importlib.import_module(module)
-        for exercise in pack.exercises:
-            for_exercise(exercise.id)
-
-
-_TABLES: dict[str, dict[str, Probe]] = {}

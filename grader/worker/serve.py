@@ -253,15 +253,15 @@ def serve(
     student's file runs; then the judge is told "started" (what fails before it is the
     grader's own failure) and ``started()`` is called. What the loop calls is bound to its
     locals first, so that rebinding a module global of the grader changes nothing here."""
-    from grader.shared.registry import BY_ID
-    from grader.worker import probes
+    from grader.worker import tables
 
-    dispatch = dispatcher(probes.for_exercise(exercise_id))
+    dispatch = dispatcher(tables.for_exercise(exercise_id))
     _load_worker_side(exercise_id)
-    pack = BY_ID[exercise_id].probes.partition(".")[0].partition(":")[0]
+    pack = _pack_of(exercise_id)
     hidden, file_hook = judgeonly.hide(_judge_only(exercise_id))
     watched = (dispatch,) if file_hook is None else (dispatch, file_hook)
-    guard = Guard(*watched, packages=("grader", pack), hidden=hidden)
+    packages = ("grader",) if pack is None else ("grader", pack.package)
+    guard = Guard(*watched, packages=packages, hidden=hidden)
     check = guard.checker(req_fd, rep_fd, armed=True)  # armed below, before the student's file
     answer, receive, clock = reply, wire.recv, time.perf_counter
     folders = (submission_root, str(Path(submission_root).resolve()), os.getcwd())

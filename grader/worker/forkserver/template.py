@@ -280,9 +280,9 @@ def preload() -> str | None:
         import grader.protocol.limits  # noqa: F401
         import grader.protocol.wire  # noqa: F401
         import grader.worker.serve  # noqa: F401
-        from grader.worker import probes
+        from grader.worker import tables
 
-        probes.load_all()  # every pack's worker side
+        tables.load_all()  # every pack's worker side
     return slow_meta
 
 
