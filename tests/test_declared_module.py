@@ -253,3 +253,30 @@ def test_redrawn_draws_every_weight_anew_from_the_seed():
     pairs = zip(first.parameters(), again.parameters(), strict=True)
     assert all(torch.equal(a, b) for a, b in pairs)
     assert not torch.equal(first.A, other.A)
+
+
+def test_a_redrawn_references_snippet_draws_its_weights_instead_of_spelling_them():
+    """The snippet of a check whose reference is ``redrawn`` seeds and draws the weights as
+    ``redrawn`` did (a few lines, not every value: appendix A's network spelled 701 floats);
+    what it draws is exactly the reference's weights."""
+    from grader.pack.judge import redrawn
+
+    check = same_module_as_reference(
+        name="LoRALayer(...)(x) is alpha * (x @ A @ B)",
+        answer="exE_lora:LoRALayer",
+        strategy=st.fixed_dictionaries({"seed": st.integers(0, 9)}),
+        arguments=lambda ex: {k: ex[k] for k in ("in_dim", "out_dim", "rank", "alpha")},
+        reference=lambda ex: redrawn(LoRALayer(ex["in_dim"], 40, 8, ex["alpha"]), ex["seed"]),
+        inputs=lambda ex: torch.ones(2, ex["in_dim"]),
+        points=4,
+        hint="return alpha * (x @ A @ B)",
+    )
+    example = {"in_dim": 30, "out_dim": 40, "rank": 8, "alpha": 2.0, "seed": 3}
+    snippet = check.reproduce(example)
+    assert "torch.randn(shape)" in snippet and len(snippet) < 2000
+    start = snippet.index("torch.manual_seed(3)")
+    names: dict = {"torch": torch}
+    exec(snippet[start : snippet.index("\nshapes = ")], names)
+    expected = redrawn(LoRALayer(30, 40, 8, 2.0), 3).state_dict()
+    assert set(names["weights"]) == set(expected)
+    assert all(torch.equal(names["weights"][k], v) for k, v in expected.items())

@@ -155,9 +155,10 @@ def same_module_as_reference(
             expected = expected_of(oracle, x, example)
         shapes = {k: list(v.shape) for k, v in state.items()}
         shown = tensor_text(expected) if isinstance(expected, torch.Tensor) else repr(expected)
+        drawn = getattr(oracle, _REDRAWN, None) if weights is None else None
         lines += [
             f"module = {call_text(builder, args, keywords)}",
-            f"weights = {literal(state) or '...  # the grader weights are too large to print'}",
+            *(_weights_lines(state) if drawn is None else _redrawn_lines(oracle, drawn)),
             f"shapes = {shapes!r}",
             "yours = {k: list(v.shape) for k, v in module.state_dict().items()}",
             "assert {k: yours.get(k) for k in shapes} == shapes, f'your weights: {yours}'",
@@ -185,6 +186,11 @@ def same_module_as_reference(
     )
 
 
+# The seed a reference's weights were drawn anew with (``redrawn``), kept on the module: its
+# snippet then draws them the same way instead of spelling every value out.
+_REDRAWN = "_grader_redrawn_seed"
+
+
 def redrawn(module: nn.Module, seed: int) -> nn.Module:
     """``module`` with every floating-point parameter drawn anew from a standard normal
     (after ``torch.manual_seed(seed)``, in the order of ``parameters()``), in place: a
@@ -194,7 +200,33 @@ def redrawn(module: nn.Module, seed: int) -> nn.Module:
         for parameter in module.parameters():
             if parameter.is_floating_point():
                 parameter.normal_()
+    object.__setattr__(module, _REDRAWN, int(seed))  # a plain attribute, not a submodule's
     return module
+
+
+def _weights_lines(state: Mapping[str, torch.Tensor]) -> list[str]:
+    """The snippet's ``weights``, every value spelled out."""
+    return [
+        f"weights = {literal(dict(state)) or '...  # the grader weights are too large to print'}"
+    ]
+
+
+def _redrawn_lines(oracle: nn.Module, seed: int) -> list[str]:
+    """The snippet's ``weights`` of a reference drawn anew (``redrawn``): the parameters drawn
+    as it drew them (one ``torch.randn`` each, in order: what ``normal_`` draws), the rest
+    spelled out; every value spelled out when a parameter is not float32 (``randn``'s dtype)."""
+    drawn = [(n, p) for n, p in oracle.named_parameters() if p.is_floating_point()]
+    if any(p.dtype != torch.float32 for _, p in drawn):
+        return _weights_lines(oracle.state_dict())
+    names = [(n, tuple(p.shape)) for n, p in drawn]
+    rest = {k: v for k, v in oracle.state_dict().items() if k not in dict(names)}
+    lines = [
+        f"torch.manual_seed({seed})  # the grader's weights: standard normal draws, in this order",
+        f"weights = {{name: torch.randn(shape) for name, shape in {names!r}}}",
+    ]
+    if rest:
+        lines.append(f"weights.update({literal(rest) or '...  # too large to print'})")
+    return lines
 
 
 def build_answer(
