@@ -227,3 +227,16 @@ def test_check_pack_passes_and_fails_on_a_broken_solution(tmp_path):
     assert done.returncode == 1
     assert "solution" in done.stdout and "FAIL" in done.stdout, done.stdout[-3000:]
     assert any(line.split()[:2] == ["solution", "FAIL"] for line in done.stdout.splitlines())
+
+
+def test_grade_where_another_pack_lies_says_how_to_grade_it(tmp_path):
+    """`grade` in a folder that holds none of the installed course's files but another pack's
+    pack.toml (an author's release, tried where the first pack is installed) says which pack
+    lies there and how to grade it, beside the report of the missing exercises."""
+    shutil.copytree(PACK, tmp_path / PACK.name, ignore=shutil.ignore_patterns("__pycache__"))
+    said = f"{PACK.name} holds the pack 'llm-ch5': grade --pack {PACK.name} grades its exercises"
+    done = grade_cli(cwd=tmp_path, env=pasting_env(), timeout=300)  # no exercises/ at all
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+    shutil.copytree(PACK / "stubs" / "exercises", tmp_path / "exercises")  # a release's
+    done = grade_cli(cwd=tmp_path, env=pasting_env(), timeout=300)
+    assert done.returncode == 1 and said in done.stderr, done.stderr

@@ -258,9 +258,37 @@ def exit_status(result: GradeResult) -> int:
     return EXIT_PASSED if result.all_passed else EXIT_FAILED
 
 
+def other_pack_here(path: Path) -> str | None:
+    """For a folder that holds none of the course's files: the pack declared in it
+    (``pack.toml`` there or one level down) that is not the one graded, and how to grade its
+    exercises (a course author's release, tried where another pack is installed); else None."""
+    from grader.shared.course import packs
+    from grader.shared.packs import read_pack
+
+    folder = path if path.is_dir() else path.parent
+    graded = {p.name for p in packs()}
+    for toml in [folder / "pack.toml", *sorted(folder.glob("*/pack.toml"))]:
+        try:
+            other = read_pack(toml.parent)
+        except (registry.PackError, OSError):
+            continue
+        if other.name not in graded:
+            where = os.path.relpath(toml.parent)
+            return (
+                f"{where} holds the pack {other.name!r}: grade --pack {where} grades its exercises"
+            )
+    return None
+
+
 def run_grade(argv: list[str]) -> int:
     args = grade_parser().parse_args(argv)
-    seed, submission = checked(args)
+    try:
+        seed, submission = checked(args)
+    except UsageError as exc:
+        other = other_pack_here(args.path)
+        if other is None:
+            raise
+        raise UsageError(f"{exc}; {other}") from None
     timing.mark("arguments")
     # The starter's fork server imports torch while this process does; grade_once asks it for
     # the workers (which import the student's files) meanwhile.
@@ -280,6 +308,9 @@ def run_grade(argv: list[str]) -> int:
     result = dataclasses.replace(result, duration_s=round(timing.since_start(), 3))
     timing.mark("graded")
     code = show(result, args, submission)
+    other = None if submission.files else other_pack_here(args.path)
+    if other is not None:
+        print(f"grade: none of these exercises' files is here, but {other}", file=sys.stderr)
     timing.mark("reported")
     timing.write()
     return code
