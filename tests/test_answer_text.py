@@ -4,8 +4,9 @@ out its control characters before comparing): a returned text with control, invi
 bidi characters, or longer than a message's cut, is compared whole, and the report still
 shows it only spelled out.
 
-The pack is as short as a declared check allows: no ``answer`` (the exercise names one) and no
-``probes`` (the declared checks' table for its names).
+The pack is as short as a declared check allows: one check rather than a list, no ``answer``
+(the exercise names one), no ``points`` (a weight of 1), its examples as tuples of the
+arguments, and no ``probes`` (the declared checks' table for its names).
 """
 
 from __future__ import annotations
@@ -44,16 +45,13 @@ def echo(text: str) -> str:
     return "<" + text + ">"
 
 
-CHECKS = [
-    same_as_reference(
-        name="echo(text) is the text in angle brackets",
-        strategy={{"text": st.sampled_from({TEXTS!r})}},
-        reference=echo,
-        points=10,
-        hint="put the text between < and >",
-        examples=tuple({{"text": t}} for t in {TEXTS!r}),
-    )
-]
+CHECKS = same_as_reference(
+    name="echo(text) is the text in angle brackets",
+    strategy={{"text": st.sampled_from({TEXTS!r})}},
+    reference=echo,
+    hint="put the text between < and >",
+    examples=tuple((t,) for t in {TEXTS!r}),
+)
 """
 
 

@@ -190,3 +190,25 @@ def test_a_check_without_answer_is_for_the_exercises_one_name():
     assert "from exercises.ex9_2_mean import mean_of" in bound.reproduce({"x": [1.0]})
     with pytest.raises(ValueError, match=r"names 2 answers \(a, b\): say which"):
         check.bind("ex9_2_mean", ("a", "b"))
+
+
+def test_a_tuple_example_of_a_dict_of_strategies_is_the_arguments_in_order():
+    check = same_as_reference(
+        name="windows",
+        answer="ex2_1_windows:windows",
+        strategy={"ids": st.lists(st.integers()), "size": st.integers(1, 4)},
+        reference=lambda ids, size: ids[:size],
+        hint="the first size ids",
+        examples=(([1, 2, 3], 2), {"ids": [4], "size": 1}),
+    )
+    assert check.examples == ({"ids": [1, 2, 3], "size": 2}, {"ids": [4], "size": 1})
+    assert check.points == 1.0
+    with pytest.raises(ValueError, match=r"gives 1 arguments, the strategy names 2"):
+        same_as_reference(
+            name="w",
+            answer="m:w",
+            strategy={"ids": st.lists(st.integers()), "size": st.integers(1, 4)},
+            reference=lambda ids, size: ids,
+            hint="h",
+            examples=(([1],),),
+        )

@@ -240,3 +240,12 @@ def test_grade_where_another_pack_lies_says_how_to_grade_it(tmp_path):
     shutil.copytree(PACK / "stubs" / "exercises", tmp_path / "exercises")  # a release's
     done = grade_cli(cwd=tmp_path, env=pasting_env(), timeout=300)
     assert done.returncode == 1 and said in done.stderr, done.stderr
+
+
+def test_the_commands_a_report_gives_choose_the_same_pack(wrong):
+    """The report's "More: grade ... -v" and "--html" commands repeat ``--pack`` as it was
+    typed: without it they would grade the installed pack instead."""
+    done = grade("--pack", str(PACK), str(wrong))
+    assert done.returncode == 1, done.stderr
+    assert f"More: grade --pack {PACK} {wrong} -e " in done.stdout, done.stdout
+    assert f"grade --pack {PACK} {wrong} --html FILE" in done.stdout

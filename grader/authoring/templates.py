@@ -154,15 +154,15 @@ def vectors() -> st.SearchStrategy[torch.Tensor]:
     return st.lists(values, min_size=1, max_size=8).map(torch.tensor)
 
 
-# TODO(pack): the check: a name a student understands, points, a hint, and the tolerance
-# (rtol, atol: |got - expected| <= atol + rtol * |expected|).
+# TODO(pack): the check: a name a student understands, a hint, and the tolerance (rtol, atol:
+# |got - expected| <= atol + rtol * |expected|). It checks the exercise's one answer
+# (<<stem>>.<<function>>; answer="<<stem>>:<name>" for another), and weighs 1 (points=: its
+# share of the exercise's points, beside the other checks of CHECKS).
 CHECKS = [
     same_as_reference(
         name="<<function>>(x) returns the running sums of x, for any 1-D tensor",
-        answer="<<stem>>:<<function>>",
         strategy={"x": vectors()},
         reference=running_sums,
-        points=<<points>>,
         hint="y[i] is the sum of x[0] ... x[i], the last one included: torch.cumsum(x, dim=0) "
         "computes it.",
         rtol=1e-4,

@@ -21,6 +21,7 @@ from grader.commands.options import (
     add_exercise_option,
     add_grading_options,
     limit_options,
+    pack_as_typed,
     take_pack_option,
 )
 from grader.result.formats import FORMATS as CI_FORMATS
@@ -146,9 +147,13 @@ def starter_from(args: argparse.Namespace, submission: Submission) -> Starter:
 
 
 def rerun_command(args: argparse.Namespace) -> str:
-    """``grade`` with what this run was given that decides its examples: the path (unless the
-    default ``.``), ``--seed`` and ``--max-examples``; the report adds ``-e ID -v``."""
+    """``grade`` with what this run was given that decides what it grades: ``--pack``, the
+    path (unless the default ``.``), ``--seed`` and ``--max-examples``; the report adds ``-e ID
+    -v``."""
     parts = ["grade"]
+    typed = pack_as_typed()
+    if typed is not None:
+        parts += ["--pack", shlex.quote(typed)]
     if args.path != Path("."):
         parts.append(shlex.quote(str(args.path)))
     if args.seed is not None:

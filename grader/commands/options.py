@@ -61,7 +61,17 @@ def take_pack_option(argv: list[str]) -> list[str]:
             choose(chosen)
         except PackError as exc:
             raise UsageError(str(exc)) from None
+        _TYPED[:] = [chosen]
     return rest
+
+
+_TYPED: list[str] = []  # the --pack this process was given, as typed
+
+
+def pack_as_typed() -> str | None:
+    """The ``--pack`` this process was given, as the user typed it (a command the report tells
+    them to run must choose the same pack), or None."""
+    return _TYPED[0] if _TYPED else None
 
 
 def add_out_option(p: argparse.ArgumentParser, what: str) -> None:

@@ -265,6 +265,19 @@ def called_as_answer(
     return st.fixed_dictionaries(dict(strategy)), values_of, expected
 
 
+def _named(example: Any, names: tuple[str, ...]) -> Any:
+    """A tuple example of a dict of strategies as the dict it stands for (the arguments in the
+    answer's order, as ``@example(...)`` writes them); any other example as it is."""
+    if not isinstance(example, tuple):
+        return example
+    if len(example) != len(names):
+        raise ValueError(
+            f"examples: {example!r} gives {len(example)} arguments, the strategy names "
+            f"{len(names)} ({', '.join(names)})"
+        )
+    return dict(zip(names, example, strict=True))
+
+
 def awaiting_answer(make: Callable[..., Check]) -> Check:
     """A declared check written without ``answer``: ``make(answer=...)`` for its exercise once
     the exercise's checks are read (``Check.bind``): the exercise's file and the one name it
@@ -288,7 +301,7 @@ def same_as_reference(
     answer: str | None = None,
     strategy: st.SearchStrategy | Mapping[str, st.SearchStrategy],
     reference: Callable[..., Any],
-    points: float,
+    points: float = 1.0,
     hint: str,
     arguments: Arguments | None = None,
     rtol: float = RTOL,
@@ -325,6 +338,9 @@ def same_as_reference(
     arguments, in the answer's order (``{"ids": st.lists(...), "size": st.integers(1, 4)}``);
     each example is then those arguments, ``arguments`` may be left out, and the reference
     function is called as the answer is (``reference=oracle.windows``).
+    ``points`` is the check's weight in its exercise (default 1: an exercise's checks weigh
+    alike; the exercise's points, in pack.toml, are shared out in proportion). ``examples``
+    are tried first: dicts, or, with ``strategy`` a dict, tuples of the arguments in order.
     ``counterexample(example)`` is what a report shows of a failing example (default: the
     example). ``returns``: the type (or types) the answer must return, checked first
     (``returns=float``: a one-element tensor does not do; ``close`` alone compares it as a
@@ -337,6 +353,8 @@ def same_as_reference(
     if not module or not function:
         raise ValueError(f"answer={answer!r}: give it as '<student module>:<function>'")
     with_example = compare is not None and has_parameter(compare, "example")
+    if isinstance(strategy, Mapping):  # a tuple example is the arguments in order
+        examples = tuple(_named(e, tuple(strategy)) for e in examples)
     strategy, values_of, reference = called_as_answer(strategy, arguments, reference, keywords)
 
     def judge(got: Any, expected: Any, what: str, example: Example) -> None:

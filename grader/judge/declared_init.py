@@ -146,7 +146,7 @@ def same_init_as_reference(
     strategy: st.SearchStrategy,
     arguments: Arguments,
     reference: Callable[[Example], nn.Module],
-    points: float,
+    points: float = 1.0,
     hint: str,
     seed: Callable[[Example], int] | None = None,
     keywords: tuple[str, ...] = (),

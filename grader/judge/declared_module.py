@@ -56,7 +56,7 @@ def same_module_as_reference(
     arguments: Arguments,
     reference: Callable[[Example], nn.Module],
     inputs: Callable[[Example], torch.Tensor],
-    points: float,
+    points: float = 1.0,
     hint: str,
     weights: Callable[[Example], Mapping[str, torch.Tensor]] | None = None,
     rtol: float = RTOL,

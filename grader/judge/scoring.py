@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # a type only: the batch's main process reads this module wit
 def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) -> list[Check]:
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
     # A pack's lists, read by name: what they hold is the pack's word (``check-pack`` proves it).
-    checks = list(cast("Iterable[Check]", resolve(exercise.checks, "CHECKS")))
+    declared = resolve(exercise.checks, "CHECKS")  # a list of checks, or one check alone
+    checks = [declared] if _is_check(declared) else list(cast("Iterable[Check]", declared))
     stem = exercise.filename.removesuffix(".py")
     checks = [c.bind(stem, exercise.names) if c.bind is not None else c for c in checks]
     pack = pack_of(exercise)
@@ -33,6 +34,12 @@ def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) ->
             dataclasses.replace(c, points=points[c.name]) if c.name in points else c for c in checks
         ]
     return checks
+
+
+def _is_check(value: object) -> bool:
+    from grader.judge.properties import Check
+
+    return isinstance(value, Check)
 
 
 def check_named(exercise_id: str, name: str) -> Check | None:
