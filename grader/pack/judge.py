@@ -9,8 +9,10 @@ Checks:
   ``with torch.enable_grad():``.
 - ``CheckFailed(message, kind=WRONG, info=None, cause=None)``: the answer is wrong; ``kind``
   chooses the hint (below), ``cause`` names why (below).
-- ``same_as_reference(name=, answer=, strategy=, arguments=, reference=, points=, hint=,
-  rtol=RTOL, atol=ATOL, ...)``: the declarative check of a function against a reference.
+- ``same_as_reference(name=, strategy=, reference=, hint=, answer=None, arguments=None,
+  points=1.0, rtol=RTOL, atol=ATOL, ...)``: the declarative check of a function against a
+  reference. Without ``answer``, the exercise's one name (pack.toml's ``names``); ``points``
+  is the check's weight among the exercise's checks.
 - ``same_module_as_reference(name=, answer=, strategy=, arguments=, reference=, inputs=,
   points=, hint=, weights=None, ...)``: the declarative check of a module: the one the
   student's class builds, loaded with the judge's weights, computes what the reference does
