@@ -160,8 +160,8 @@ def _close_keys(got: Any, expected: dict, what: str, path: str, rtol: float, ato
     """A dict key by key: the same keys, then each value."""
     where = _where(what, path)
     if not isinstance(got, dict):
-        said = f"{where} should be a dict, but it is {_type_name(got)}"
-        raise CheckFailed(said, hints.returned(type(got).__name__))
+        not_dict = f"{where} should be a dict, but it is {_type_name(got)}"
+        raise CheckFailed(not_dict, hints.returned(type(got).__name__))
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     if missing or extra:

@@ -22,7 +22,11 @@ def checks_for(exercise: Exercise, points: Mapping[str, float] | None = None) ->
     """The exercise's checks; ``points`` (check name -> weight) overrides their own weights."""
     # A pack's lists, read by name: what they hold is the pack's word (``check-pack`` proves it).
     declared = resolve(exercise.checks, "CHECKS")  # a list of checks, or one check alone
-    checks = [declared] if _is_check(declared) else list(cast("Iterable[Check]", declared))
+    checks: list[Check] = (
+        [cast("Check", declared)]
+        if _is_check(declared)
+        else list(cast("Iterable[Check]", declared))
+    )
     stem = exercise.filename.removesuffix(".py")
     checks = [c.bind(stem, exercise.names) if c.bind is not None else c for c in checks]
     pack = pack_of(exercise)
