@@ -29,6 +29,7 @@ from grader.pack.judge import (
     same_module_as_reference,
 )
 from grader.pack.worker import answer_probes, module_probes
+from grader.protocol import layers
 
 LORA_PACK = ROOT / "tests" / "lora_pack"
 
@@ -280,3 +281,43 @@ def test_a_redrawn_references_snippet_draws_its_weights_instead_of_spelling_them
     expected = redrawn(LoRALayer(30, 40, 8, 2.0), 3).state_dict()
     assert set(names["weights"]) == set(expected)
     assert all(torch.equal(names["weights"][k], v) for k, v in expected.items())
+
+
+def test_a_torch_layer_argument_goes_as_its_constructors_arguments():
+    """``LinearWithLoRA(linear, rank, alpha)`` wraps an ``nn.Linear``: built in ``arguments``,
+    it goes to the worker as its class and sizes, is built there again (no ``build=``), the
+    snippet writes the same call (no ``setup``), and a wrong answer still fails."""
+    from grader.pack.judge import redrawn
+
+    book = _book_classes()
+
+    def reference(ex: dict) -> torch.nn.Module:
+        linear = torch.nn.Linear(ex["in_dim"], 2)
+        return redrawn(book.LinearWithLoRA(linear, 2, ex["alpha"]), ex["seed"])
+
+    check = same_module_as_reference(
+        name="LinearWithLoRA(linear, rank, alpha)(x)",
+        answer="exE_lora:LinearWithLoRA",
+        strategy=st.fixed_dictionaries({"seed": st.integers(0, 9)}),
+        arguments=lambda ex: {
+            "linear": torch.nn.Linear(ex["in_dim"], 2),
+            "rank": 2,
+            "alpha": ex["alpha"],
+        },
+        reference=reference,
+        inputs=lambda ex: torch.ones(2, ex["in_dim"]),
+        hint="self.linear(x) + self.lora(x)",
+    )
+    example = {"in_dim": 3, "alpha": 2.0, "seed": 1}
+    probes = module_probes("LinearWithLoRA")
+    check.run(InProcess(probes, types.SimpleNamespace(LinearWithLoRA=book.LinearWithLoRA)), example)
+
+    class LinearOnly(book.LinearWithLoRA):
+        def forward(self, x):
+            return self.linear(x)
+
+    with pytest.raises(CheckFailed):
+        check.run(InProcess(probes, types.SimpleNamespace(LinearWithLoRA=LinearOnly)), example)
+    assert "linear = torch.nn.Linear(3, 2, bias=True)" in check.reproduce(example)
+    with pytest.raises(TypeError, match="the argument block is a Sequential: only a Linear"):
+        layers.described(torch.nn.Sequential(), "block")

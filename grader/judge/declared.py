@@ -27,6 +27,8 @@ from hypothesis import strategies as st
 from grader.judge import hints
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, assert_close, tensor_text
+from grader.protocol import layers
+from grader.shared.torchseed import seeded
 
 Example = Any
 # (got, expected, what) -> None or CheckFailed; a compare with a parameter named ``example``
@@ -42,7 +44,15 @@ def arguments_of(arguments: Arguments) -> Callable[[Example], Mapping[str, Any]]
     order written: the order of a drawn dict's keys is not the one its strategy declares
     (``st.fixed_dictionaries`` varies it), so an example is never passed on as it comes."""
     if callable(arguments):
-        return arguments
+        function = arguments
+
+        def drawn_alone(example: Example) -> Mapping[str, Any]:
+            # A layer built here (torch.nn.Linear(...)) draws its weights: with no other
+            # thread's draws in between (the judge loads its own weights later).
+            with seeded(None):
+                return function(example)
+
+        return drawn_alone
     names = tuple(arguments)
     if isinstance(arguments, str) or not names or not all(isinstance(n, str) for n in names):
         raise ValueError(
@@ -58,6 +68,8 @@ def literal(value: Any) -> str | None:
         return repr(value)
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
+    if isinstance(value, torch.nn.Module):
+        return layers.source(value)
     if isinstance(value, torch.Tensor):
         if value.numel() > 4096:
             return None
@@ -372,7 +384,7 @@ def same_as_reference(
         got, expected = worker.call_while(
             probe,
             lambda: reference(example),
-            args=[[n, v] for n, v in args.items()],
+            args=[[n, layers.described(v, n)] for n, v in args.items()],
             keywords=list(keywords),
             seed=None if seed is None else int(seed(example)),
         )

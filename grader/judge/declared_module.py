@@ -38,6 +38,7 @@ from grader.judge.declared import (
 from grader.judge.launch.handle import WorkerHandle
 from grader.judge.located import localized
 from grader.judge.properties import ATOL, RTOL, Check, CheckFailed, tensor_text
+from grader.protocol import layers
 from grader.shared.torchseed import seeded
 
 Example = Any
@@ -247,7 +248,7 @@ def build_answer(
     with constructors_explained(worker, {builder: ", ".join(args)}):
         reply = worker.call(
             f"build:{builder}",
-            args=[[n, v] for n, v in args.items()],
+            args=[[n, layers.described(v, n)] for n, v in args.items()],
             keywords=list(keywords),
             **extra,
         )

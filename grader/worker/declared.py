@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from typing import Any
 
+from grader.protocol import layers
 from grader.shared.torchseed import seeded
 from grader.worker import truth
 from grader.worker.constructor import constructor
@@ -55,7 +56,7 @@ def module_probes(
         seed: int | None = None,
     ) -> dict[str, Any]:
         named = set(keywords)
-        values = [(n, builders[n](v) if n in builders else v) for n, v in args]
+        values = [(n, builders[n](v) if n in builders else layers.built(v)) for n, v in args]
         positional = [v for n, v in values if n not in named]
         with seeded(seed) if seed is not None else nullcontext():
             made = getattr(module, builder)(*positional, **{n: v for n, v in values if n in named})

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from grader.protocol import wire
+from grader.protocol import layers, wire
 from grader.protocol.described import ModuleDescription
 from grader.shared.torchseed import seeded
 from grader.worker import truth
@@ -244,7 +244,7 @@ def answer_probes(
         module, state, args: list, keywords: list | None = None, seed: int | None = None
     ) -> Any:
         named = set(keywords or ())
-        values = [(n, builders[n](v) if n in builders else v) for n, v in args]
+        values = [(n, builders[n](v) if n in builders else layers.built(v)) for n, v in args]
         positional = [v for n, v in values if n not in named]
         with seeded(seed):
             out = getattr(module, function)(*positional, **{n: v for n, v in values if n in named})
