@@ -105,8 +105,8 @@ EXAMPLES: dict[str, str] = {
     "keep": "handle = keep(state, module.make_layer(d_in, d_out))",
     "kept_values": "EX9_3 = {'build': _build, 'values': kept_values}",
     "load_weights": "EX9_3 = {'build': _build, 'forward': forward, 'load': load_weights}",
-    "module_probes": "EXE_1 = module_probes('LoRALayer') | module_probes('LinearWithLoRA',\n"
-    "    build={'linear': linear})",
+    "module_probes": "EX7_1 = module_probes('Block') | module_probes('Wrapper',\n"
+    "    build={'block': build_block})  # a torch.nn.Linear argument needs no build=",
     "number": "count = number(module.parameter_count(cfg), 'parameter_count(cfg)')",
     "on_meta": "EX9_4 = {'count': on_meta('parameter_count')}",
     "plain": "value = plain(module.double(x), 'double returned')",

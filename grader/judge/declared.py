@@ -163,7 +163,11 @@ def _close_items(
             hints.returned(type(got).__name__),
         )
     if len(got) != len(expected):
-        raise CheckFailed(f"{where} has {len(got)} elements, expected {len(expected)}", hints.SHAPE)
+        n = len(got)
+        raise CheckFailed(
+            f"{where} has {n} element{'' if n == 1 else 's'}, expected {len(expected)}",
+            hints.SHAPE,
+        )
     for i, (g, e) in enumerate(zip(got, expected, strict=True)):
         _close(g, e, what, f"{path}[{i}]", rtol, atol)
 
