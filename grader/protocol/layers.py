@@ -34,6 +34,13 @@ _ARGUMENTS: dict[str, Callable[[Any], tuple[list[Any], dict[str, Any]]]] = {
 }
 
 
+def _known(value: nn.Module) -> str | None:
+    """The class name of ``value`` when it is one of the layers named here (the class of
+    ``torch.nn`` itself, not a subclass); else None."""
+    kind = type(value).__name__
+    return kind if kind in _ARGUMENTS and type(value) is getattr(nn, kind, None) else None
+
+
 def described(value: Any, name: str) -> Any:
     """``value`` as it goes to the worker: a built-in layer named here as its class and
     constructor's arguments, anything else as it is. ``TypeError`` for another module, naming
@@ -41,7 +48,7 @@ def described(value: Any, name: str) -> Any:
     if not isinstance(value, nn.Module):
         return value
     kind = type(value).__name__
-    if type(value) is not getattr(nn, kind, None) or kind not in _ARGUMENTS:
+    if _known(value) is None:
         raise TypeError(
             f"the argument {name} is a {kind}: only a {' or '.join(_ARGUMENTS)} of torch.nn goes "
             "to the worker as it is; send another as plain data and rebuild it with "
@@ -67,8 +74,8 @@ def built(value: Any) -> Any:
 
 def source(value: nn.Module) -> str | None:
     """Python that builds ``value`` (a layer named here) the same way, or None."""
-    kind = type(value).__name__
-    if type(value) is not getattr(nn, kind, None) or kind not in _ARGUMENTS:
+    kind = _known(value)
+    if kind is None:
         return None
     args, kwargs = _ARGUMENTS[kind](value)
     parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
