@@ -6,17 +6,27 @@ long inputs, several batch sizes, inputs shorter than the context, random valid 
 
 from __future__ import annotations
 
+from functools import cache
+
 from hypothesis import strategies as st
 
+# Each factory returns one strategy object for the same arguments (``functools.cache``): a
+# composite that draws from ``gpt_configs()`` calls it on every draw, and hypothesis validates
+# a new strategy object (its properties, its filters) before drawing from it, thousands of
+# times while it shrinks a counterexample. The examples drawn are the same.
 
+
+@cache
 def torch_seeds() -> st.SearchStrategy[int]:
     return st.integers(min_value=0, max_value=2**16)
 
 
+@cache
 def dims(max_value: int = 8) -> st.SearchStrategy[int]:
     return st.integers(min_value=1, max_value=max_value)
 
 
+@cache
 @st.composite
 def attention_shapes(draw, max_dim: int = 8, max_tokens: int = 8) -> dict:
     """``d_in``, ``d_out``, ``n_tokens`` and a seed for the single-sequence attention classes."""
@@ -28,6 +38,7 @@ def attention_shapes(draw, max_dim: int = 8, max_tokens: int = 8) -> dict:
     }
 
 
+@cache
 @st.composite
 def batched_inputs(draw, max_d_in: int = 8, max_context: int = 12, max_batch: int = 3) -> dict:
     """``d_in``, ``context_length``, ``batch`` and ``num_tokens <= context_length``, and a seed."""
@@ -41,11 +52,13 @@ def batched_inputs(draw, max_d_in: int = 8, max_context: int = 12, max_batch: in
     }
 
 
+@cache
 def dropout_rates() -> st.SearchStrategy[float]:
     """Rates with few decimals, so that counterexamples read well."""
     return st.sampled_from([0.0, 0.05, 0.1, 0.2, 0.25, 0.3, 0.5, 0.75])
 
 
+@cache
 @st.composite
 def gpt_configs(
     draw,
@@ -69,12 +82,14 @@ def gpt_configs(
     }
 
 
+@cache
 def wide_gpt_configs() -> st.SearchStrategy[dict]:
     """Small GPT configs at least 4 wide, for checks that look where a dropout acts: LayerNorm
     over 2 values squashes any input to about +-1, which would hide it."""
     return gpt_configs().filter(lambda cfg: cfg["emb_dim"] >= 4)
 
 
+@cache
 def large_gpt_configs() -> st.SearchStrategy[dict]:
     """Configs of realistic size, only ever built on the meta device."""
     return gpt_configs(
@@ -82,6 +97,7 @@ def large_gpt_configs() -> st.SearchStrategy[dict]:
     )
 
 
+@cache
 @st.composite
 def split_dropout_rates(draw) -> dict:
     """Three distinct non-zero rates, in any order of size."""

@@ -269,10 +269,12 @@ def test_heavy_imports_turn_the_collector_off_then_freeze_and_turn_it_back_on():
         "    assert not gc.isenabled()\n"
         "    import json\n"
         "assert gc.isenabled() and gc.get_freeze_count() > 0\n"
+        "frozen = gc.get_freeze_count()\n"
         "gc.disable()\n"
         "with heavy_imports():\n"
-        "    pass\n"
+        "    made = [[] for _ in range(1000)]\n"
         "assert not gc.isenabled()  # left as it was found\n"
+        "assert gc.get_freeze_count() == frozen  # once: what grading makes later is collected\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
